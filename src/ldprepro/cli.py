@@ -1,0 +1,76 @@
+"""``ldprepro run``: the main command.
+
+Runs Snakemake with ``--keep-going`` so that everything obtainable is built even when some
+datasets are not (offline, no IPUMS credentials), then prints a plain summary of what could
+not be built and why. Exit status: 0 when every failure is an unavailable dataset (recorded
+by the failing rule under logs/unavailable/), 1 when anything else failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .status import UNAVAILABLE_DIR, read_unavailable
+
+ERROR_RULE = re.compile(r"^Error in rule (\S+):", re.MULTILINE)
+
+
+def _latest_snakemake_log(workdir: Path, before: set[Path]) -> Path | None:
+    logs = set((workdir / ".snakemake" / "log").glob("*.snakemake.log")) - before
+    return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
+
+
+def run(cores: str, extra: list[str], workdir: Path = Path(".")) -> int:
+    """Run the workflow and summarise; returns the process exit status."""
+    shutil.rmtree(workdir / UNAVAILABLE_DIR, ignore_errors=True)
+    log_dir = workdir / ".snakemake" / "log"
+    before = set(log_dir.glob("*.snakemake.log")) if log_dir.is_dir() else set()
+    cmd = [sys.executable, "-m", "snakemake", "--cores", cores, "--keep-going",
+           "--rerun-incomplete", *extra]
+    print("+", " ".join(cmd), flush=True)
+    status = subprocess.call(cmd, cwd=workdir)
+
+    unavailable = read_unavailable(workdir)
+    log = _latest_snakemake_log(workdir, before)
+    failed_rules = ERROR_RULE.findall(log.read_text()) if log else []
+    print("\n==== ldprepro summary ====")
+    if status == 0 and not unavailable:
+        print("Everything was built.")
+        return 0
+    if unavailable:
+        print("Could not build (data not available here):")
+        for rec in unavailable:
+            print(f"  - {rec['dataset']}: {rec['reason']}")
+        print("  (and every table or figure that needs them; the rest was built.)")
+    other = len(failed_rules) - len(unavailable)
+    if status != 0 and other > 0:
+        print(f"{other} job(s) failed for other reasons; see the Snakemake log"
+              f"{' ' + str(log) if log else ''}.")
+        return 1
+    if status != 0 and not failed_rules and not unavailable:
+        print("Snakemake failed before running any job (see its message above).")
+        return status
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ldprepro", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="build everything obtainable, then summarise what was not")
+    p_run.add_argument("--cores", default="all", help="passed to snakemake --cores (default: all)")
+    p_run.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                       help="further arguments for snakemake (after --)")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        extra = [a for a in args.snakemake_args if a != "--"]
+        return run(args.cores, extra)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

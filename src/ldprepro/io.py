@@ -1,0 +1,45 @@
+"""Atomic file writes: write to a temporary file in the same directory, then rename."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
+
+    On any exception the temporary file is removed and ``path`` is left untouched, so a
+    failed job never leaves a half-written output behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_parquet(df, path: str | os.PathLike) -> None:
+    """Write a DataFrame to parquet atomically and deterministically (no pandas index)."""
+    with atomic_path(path, suffix=".parquet") as tmp:
+        df.to_parquet(tmp, index=False, engine="pyarrow")

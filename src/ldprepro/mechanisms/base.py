@@ -1,0 +1,208 @@
+"""The mechanism interface shared by every numeric LDP mechanism.
+
+A mechanism at a given ε is a frozen object, in the spirit of ``scipy.stats`` frozen
+distributions: you can sample it (``perturb``), ask for its conditional variance and its exact
+output probabilities. Inputs are numpy arrays in [-1, 1]; all randomness comes from the
+``numpy.random.Generator`` passed in.
+
+Exact probabilities. The output law of every mechanism here is a mixture of a finite set of atoms
+(``support()`` and ``pmf(x)``) and an absolutely continuous part (``pdf(y, x)``). Purely discrete
+mechanisms have ``pdf == 0``; purely continuous ones have an empty support. Because the two parts
+are mutually singular, the ε-LDP ratio is checked separately on each: for every pair of inputs,
+``pmf`` ratios over atoms and ``pdf`` ratios over outputs must stay ≤ e^ε.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+
+import numpy as np
+from scipy import optimize
+
+EMPTY = np.empty(0)
+
+#: Users processed per block: small enough for the temporaries to stay in cache (measured 2-3x
+#: faster than whole-array passes at n = 10^6), large enough to amortise Python overhead.
+#: The random stream is consumed block by block, so outputs depend only on (seed, input).
+CHUNK = 1 << 15
+
+
+def check_eps(eps: float, name: str = "eps") -> float:
+    eps = float(eps)
+    if not math.isfinite(eps) or eps <= 0:
+        raise ValueError(f"{name} must be a finite positive number, got {eps!r}")
+    return eps
+
+
+def as_input(x, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
+    """Convert to a float array and check it lies in [lo, hi] (NaN rejected)."""
+    x = np.asarray(x, dtype=float)
+    if x.size:
+        xmin, xmax = x.min(), x.max()
+        if not (lo <= xmin and xmax <= hi):  # also catches NaN
+            bad = x[~((x >= lo) & (x <= hi))].ravel()[0]
+            raise ValueError(f"mechanism input must lie in [{lo}, {hi}], got {bad!r}")
+    return x
+
+
+class Mechanism(ABC):
+    """A numeric ε-LDP mechanism on inputs in [-1, 1] with unbiased output.
+
+    Subclasses implement ``_sample(x, u)``: the output for inputs ``x`` given one independent
+    Uniform[0,1) variate ``u`` per input (inverse-CDF sampling). That makes every mechanism cost
+    one uniform per user and lets mixtures reuse the same variate.
+    """
+
+    name: str = "mechanism"
+    #: True when every output is an atom (finite output set).
+    discrete: bool = False
+    #: True when the output law has an absolutely continuous part.
+    continuous: bool = True
+
+    def __init__(self, eps: float):
+        self.eps = check_eps(eps)
+        self.a = math.exp(self.eps)
+
+    # --- sampling ---------------------------------------------------------------------------
+    def perturb(self, x, rng: np.random.Generator) -> np.ndarray:
+        """Perturb every entry of ``x`` independently; returns a float array of the same shape."""
+        x = as_input(x)
+        flat = x.reshape(-1)
+        out = np.empty_like(flat)
+        for start in range(0, flat.size, CHUNK):
+            block = flat[start : start + CHUNK]
+            out[start : start + block.size] = self._perturb_block(block, rng)
+        return out.reshape(x.shape)
+
+    def _perturb_block(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Outputs for a 1-D block of valid inputs (override for several draws per user)."""
+        return self._sample(x, rng.random(x.shape))
+
+    def _sample(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Output for inputs ``x`` given uniforms ``u`` of the same shape (inverse CDF)."""
+        raise NotImplementedError(f"{self.name} has no single-uniform sampler; use perturb()")
+
+    # --- moments ----------------------------------------------------------------------------
+    @abstractmethod
+    def variance(self, x) -> np.ndarray:
+        """Theoretical Var[output | input = x] (the output is unbiased: E[output | x] = x)."""
+
+    def worst_case_variance(self) -> float:
+        """max over x in [-1, 1] of ``variance(x)``.
+
+        Default: dense grid plus a bounded refinement around the best grid point. Subclasses with
+        a closed form override this.
+        """
+        return _maximise_on_unit_interval(self.variance)
+
+    def output_bounds(self) -> tuple[float, float]:
+        """Smallest interval containing every possible output (over all inputs)."""
+        return (-math.inf, math.inf)
+
+    # --- exact probabilities ------------------------------------------------------------------
+    def support(self) -> np.ndarray:
+        """The atoms of the output law (input-independent superset), sorted."""
+        return EMPTY
+
+    def pmf(self, x) -> np.ndarray:
+        """P(output = support()[j] | x) as an array of shape ``x.shape + (len(support),)``."""
+        x = np.asarray(x, dtype=float)
+        return np.zeros(x.shape + (0,))
+
+    def pdf(self, y, x) -> np.ndarray:
+        """Density of the absolutely continuous part at ``y`` given ``x`` (broadcast)."""
+        return np.zeros(np.broadcast(np.asarray(y), np.asarray(x)).shape)
+
+    def density_pieces(self, x) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The continuous part as pieces ``(lo, hi, density)`` with constant density, if it is
+        piecewise constant (used by exact discretisation); arrays broadcast with ``x``."""
+        raise NotImplementedError(f"{self.name} has no piecewise-constant density")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(eps={self.eps:g})"
+
+
+def _maximise_on_unit_interval(f, grid_size: int = 4001) -> float:
+    """max of a continuous, vectorised f on [-1, 1]: dense grid, then a bounded refinement."""
+    grid = np.linspace(-1.0, 1.0, grid_size)
+    values = np.asarray(f(grid), dtype=float)
+    i = int(np.argmax(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid_size - 1)]
+    res = optimize.minimize_scalar(lambda t: -float(f(np.array(t))), bounds=(lo, hi),
+                                   method="bounded", options={"xatol": 1e-12})
+    return float(max(values[i], -res.fun))
+
+
+class Mixture(Mechanism):
+    """With probability ``weights[i]`` run ``components[i]`` (all at the same ε; weights do not
+    depend on the input, so the mixture inherits ε-LDP). All components must be unbiased.
+
+    Sampling draws one uniform per user to choose the component, then runs each component's own
+    ``perturb`` on the users that chose it.
+    """
+
+    def __init__(self, eps: float, components: list[Mechanism], weights: list[float], name: str):
+        super().__init__(eps)
+        weights = np.asarray(weights, dtype=float)
+        if len(components) != len(weights) or not np.isclose(weights.sum(), 1.0) or (weights < 0).any():
+            raise ValueError(f"bad mixture weights {weights.tolist()} for {name}")
+        keep = weights > 0
+        self.components = [c for c, k in zip(components, keep) if k]
+        self.weights = weights[keep]
+        self.name = name
+        self.discrete = all(c.discrete for c in self.components)
+        self.continuous = any(c.continuous for c in self.components)
+        self._edges = np.concatenate([[0.0], np.cumsum(self.weights)])
+        self._edges[-1] = 1.0
+        # Components sampled from one uniform each: the mixture then needs one uniform per user.
+        self._single_uniform = all(type(c)._sample is not Mechanism._sample for c in self.components)
+        atoms = [c.support() for c in self.components]
+        self._support = np.unique(np.concatenate(atoms)) if atoms else EMPTY
+
+    def _perturb_block(self, x, rng):
+        if len(self.components) == 1:
+            return self.components[0]._perturb_block(x, rng)
+        u = rng.random(x.shape)
+        if self._single_uniform:
+            return self._sample(x, u)
+        out = np.empty(x.shape)
+        for c, lo, hi in zip(self.components, self._edges[:-1], self._edges[1:]):
+            mask = (u >= lo) & (u < hi)
+            if mask.any():
+                out[mask] = c._perturb_block(x[mask], rng)
+        return out
+
+    def _sample(self, x, u):
+        """Every component evaluated on the whole block from u rescaled within its weight interval
+        (uniform there, independent of the choice), then selected: branch-free and cache-friendly."""
+        out = None
+        for c, lo, hi in zip(self.components, self._edges[:-1], self._edges[1:]):
+            y = c._sample(x, (u - lo) * (1.0 / (hi - lo)))
+            out = y if out is None else np.where(u >= lo, y, out)
+        return out
+
+    def variance(self, x):
+        x = np.asarray(x, dtype=float)
+        second = sum(w * (c.variance(x) + x * x) for c, w in zip(self.components, self.weights))
+        return second - x * x
+
+    def output_bounds(self):
+        bounds = [c.output_bounds() for c in self.components]
+        return (min(b[0] for b in bounds), max(b[1] for b in bounds))
+
+    def support(self):
+        return self._support
+
+    def pmf(self, x):
+        x = np.asarray(x, dtype=float)
+        out = np.zeros(x.shape + (len(self._support),))
+        for c, w in zip(self.components, self.weights):
+            s = c.support()
+            if len(s):
+                idx = np.searchsorted(self._support, s)
+                out[..., idx] += w * c.pmf(x)
+        return out
+
+    def pdf(self, y, x):
+        return sum(w * c.pdf(y, x) for c, w in zip(self.components, self.weights))
