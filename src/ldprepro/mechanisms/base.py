@@ -49,9 +49,10 @@ def as_input(x, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
 class Mechanism(ABC):
     """A numeric ε-LDP mechanism on inputs in [-1, 1] with unbiased output.
 
-    Subclasses implement ``_sample(x, u)``: the output for inputs ``x`` given one independent
-    Uniform[0,1) variate ``u`` per input (inverse-CDF sampling). That makes every mechanism cost
-    one uniform per user and lets mixtures reuse the same variate.
+    Subclasses implement ``_sample(x, u, lo, width)``: the output for inputs ``x`` given one
+    independent uniform per input, namely (u − lo)/width (inverse-CDF sampling; ``u`` is never
+    modified). Folding the affine map into each sampler's constants lets a mixture feed all of its
+    components from one uniform at no extra cost.
     """
 
     name: str = "mechanism"
@@ -79,8 +80,8 @@ class Mechanism(ABC):
         """Outputs for a 1-D block of valid inputs (override for several draws per user)."""
         return self._sample(x, rng.random(x.shape))
 
-    def _sample(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Output for inputs ``x`` given uniforms ``u`` of the same shape (inverse CDF)."""
+    def _sample(self, x: np.ndarray, u: np.ndarray, lo: float = 0.0, width: float = 1.0) -> np.ndarray:
+        """Output for inputs ``x`` given the uniforms (u − lo)/width (inverse CDF)."""
         raise NotImplementedError(f"{self.name} has no single-uniform sampler; use perturb()")
 
     # --- moments ----------------------------------------------------------------------------
@@ -173,13 +174,16 @@ class Mixture(Mechanism):
                 out[mask] = c._perturb_block(x[mask], rng)
         return out
 
-    def _sample(self, x, u):
+    def _sample(self, x, u, lo=0.0, width=1.0):
         """Every component evaluated on the whole block from u rescaled within its weight interval
         (uniform there, independent of the choice), then selected: branch-free and cache-friendly."""
         out = None
-        for c, lo, hi in zip(self.components, self._edges[:-1], self._edges[1:]):
-            y = c._sample(x, (u - lo) * (1.0 / (hi - lo)))
-            out = y if out is None else np.where(u >= lo, y, out)
+        for c, start, stop in zip(self.components, self._edges[:-1], self._edges[1:]):
+            y = c._sample(x, u, lo + width * start, width * (stop - start))
+            if out is None:
+                out = y
+            else:
+                np.copyto(out, y, where=u >= lo + width * start)
         return out
 
     def variance(self, x):

@@ -48,24 +48,35 @@ class DCT(Mechanism):
         step 3's position.
         """
         bits = np.unpackbits(np.frombuffer(rng.bytes((2 * x.size + 7) // 8), dtype=np.uint8))
-        bit, fresh = bits[: x.size].astype(bool), bits[x.size : 2 * x.size].astype(bool)  # step 1
+        bit, fresh = bits[: x.size].view(bool), bits[x.size : 2 * x.size].view(bool)  # step 1
         u = rng.random(x.shape)
         kept = u < self.keep                                                       # step 2
         bit = np.where(kept, bit, fresh)
-        position = np.where(kept, u / self.keep, (u - self.keep) / (1.0 - self.keep))
-        return self._place(x, bit, position)                                       # step 3
+        u -= np.where(kept, 0.0, self.keep)                  # rescale u within its interval
+        u *= np.where(kept, 1.0 / self.keep, 1.0 / (1.0 - self.keep))
+        return self._place(x, bit, u)                                              # step 3
 
     def _place(self, x, inner, w):
-        """Uniform position w ∈ [0,1) on the inner (``inner`` True) or outer segments."""
-        inner_y = x - self.m + 2.0 * self.m * w
-        s = w * 2.0 * (self.d - self.m)                      # position along the outer pieces
-        outer_y = np.where(s < self.d - self.m, x - self.d + s, x + self.m + (s - (self.d - self.m)))
-        return np.where(inner, inner_y, outer_y)
+        """Uniform position w ∈ [0,1) on the inner (``inner`` True) or outer segments.
 
-    def _sample(self, x, u):
+        With m = d/2 both the inner segment (length 2m) and the outer pair (total length
+        2(d − m)) have length d, so s = d·w is the distance travelled along either:
+        inner y = v − m + s; outer y = v − d + s (left piece, s < m) or v + s (right piece).
+        That is y = v + (s − m) + [outer]·m·sign(s − m).
+        """
+        t = w * self.d
+        t -= self.m
+        jump = np.copysign(self.m, t)
+        jump *= ~inner
+        t += x
+        t += jump
+        return t
+
+    def _sample(self, x, u, lo=0.0, width=1.0):
         # Same law from one uniform (used only inside mixtures/wrappers): the final bit is ½/½.
-        inner = u < 0.5
-        w = np.where(inner, 2.0 * u, 2.0 * u - 1.0)
+        w = (u - lo) * (2.0 / width)
+        inner = w < 1.0
+        w -= ~inner
         return self._place(x, inner, w)
 
     def prob_inner(self) -> float:

@@ -54,18 +54,22 @@ class Piecewise(Mechanism):
         """P(output in [ℓ(t), r(t)]) = p·L = a/(a+τ), the same for every t."""
         return self.a / (self.a + self.tau)
 
-    def _sample(self, x, u):
-        # Inverse CDF of the three-piece density. With s = u·a/p and z = s − (ℓ + A) (the
-        # position relative to the window's left end, in units where the low density is 1):
+    def _sample(self, x, u, lo=0.0, width=1.0):
+        # Inverse CDF of the three-piece density. With u' = (u − lo)/width, s = u'·a/p and
+        # z = s − (ℓ + A) (the position relative to the window's left end, in units where the
+        # low density is 1):
         #   z < 0       -> y = ℓ + z            (left piece, density p/a)
         #   0 ≤ z < La  -> y = ℓ + z/a          (window, density p)
         #   z ≥ La      -> y = ℓ + z − L(a−1)   (right piece)
         # i.e. y = ℓ + z − (1 − 1/a)·clip(z, 0, La) = s − A − (1 − 1/a)·clip(z, 0, La).
-        s = u * self._s
-        z = s - (self._slope * x + (self.A - 0.5 * self.L))
+        k = self._s / width
+        s = u * k
+        z = x * -self._slope
+        z += s
+        z -= self.A - 0.5 * self.L + lo * k
         np.clip(z, 0.0, self._la, out=z)
         z *= self._shrink
-        s -= self.A
+        s -= self.A + lo * k
         s -= z
         return s
 

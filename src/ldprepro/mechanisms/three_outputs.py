@@ -54,14 +54,15 @@ class ThreeOutputs(Mechanism):
     def prob_zero(self, x):
         return self.p00 * (1.0 - self._decay * np.abs(np.asarray(x, dtype=float)))
 
-    def _sample(self, x, u):
-        # −C if u < P(−C), 0 if u < P(−C) + P(0), else C.
+    def _sample(self, x, u, lo=0.0, width=1.0):
+        # −C if u' < P(−C), 0 if u' < P(−C) + P(0), else C, with u' = (u − lo)/width: the
+        # thresholds are mapped to u's scale instead (t ↦ lo + width·t).
         p0 = np.abs(x)
-        p0 *= -self.p00 * self._decay
-        p0 += self.p00
-        p_minus = x * (-0.5 / self.c)
+        p0 *= -self.p00 * self._decay * width
+        p0 += self.p00 * width
+        p_minus = x * (-0.5 * width / self.c)
         p_minus -= 0.5 * p0
-        p_minus += 0.5
+        p_minus += 0.5 * width + lo
         out = (u >= p_minus).astype(float)
         p_minus += p0
         out += u >= p_minus
