@@ -1,0 +1,131 @@
+"""Build one processed dataset: files -> reader -> typed table -> parquet + data card.
+
+Entry points used by the Snakemake scripts (workflow/scripts/data_*.py):
+:func:`needed_files` (which raw files a config entry needs), :func:`fetch`, :func:`build_from_files`,
+:func:`build_synthetic`, :func:`build_ipums`. Unavailable data is recorded with
+``ldprepro.status.record_unavailable`` before DataUnavailable propagates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import DataUnavailable
+from ..status import record_unavailable
+from . import ipums_api, synthetic
+from .fetch import Fetched, fetch_file, sha256_file
+from .readers import READERS
+from .readers import ipums as ipums_reader
+from .table import data_card, finalise, write_outputs
+
+FILE_KINDS = set(READERS)
+RAW_ROOT = Path("data/raw")
+
+
+def _fmt(value, options: dict):
+    if isinstance(value, str):
+        return value.format_map(options)
+    if isinstance(value, dict):
+        return {k: _fmt(v, options) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fmt(v, options) for v in value]
+    return value
+
+
+def needed_files(entry: dict) -> list[dict]:
+    """The file entries this dataset needs, with ``{option}`` placeholders filled in.
+
+    Files that carry a ``year`` are needed only when it equals ``options.year``.
+    """
+    opts = entry.get("options", {}) or {}
+    out = []
+    for f in entry.get("files", []):
+        if "year" in f and f["year"] != opts.get("year"):
+            continue
+        out.append(_fmt(dict(f), opts))
+    return out
+
+
+def file_spec(entry: dict, name: str) -> dict:
+    for f in needed_files(entry):
+        if f["name"] == name:
+            return f
+    raise KeyError(name)
+
+
+@contextlib.contextmanager
+def unavailable_recorded(dataset: str, target: str | None = None, root: str | Path = ".",
+                         log=None) -> Iterator[None]:
+    """Record a DataUnavailable under logs/unavailable/ (and in the job log) before letting it
+    propagate."""
+    try:
+        yield
+    except DataUnavailable as exc:
+        record_unavailable(dataset, exc.reason, target, root=root)
+        if log:
+            log(f"NOT AVAILABLE: {exc}")
+        raise
+
+
+def fetch(dataset: str, entry: dict, name: str, dest: str | Path, mirror: str = "",
+          log=print) -> Fetched:
+    with unavailable_recorded(dataset, str(dest), log=log):
+        return fetch_file(dataset, file_spec(entry, name), dest, mirror, log=log,
+                          obtain=entry.get("obtain", ""))
+
+
+def _provenance(spec: dict, path: Path) -> dict:
+    info = {"name": spec["name"], "sha256": sha256_file(path),
+            "checksum_from": "lock file (recorded on first download)"
+            if spec["sha256"] == "lock" else "config"}
+    for key in ("url", "mirror", "mirror_sha256", "path"):
+        if spec.get(key):
+            info[key] = spec[key]
+    if spec.get("socrata"):
+        info["socrata"] = spec["socrata"]
+    return info
+
+
+def build_from_files(dataset: str, entry: dict, raw: dict[str, str | Path], parquet, card_path,
+                     log=print) -> dict:
+    """Read the raw files of a file-backed dataset and write parquet + data card."""
+    files = needed_files(entry)
+    paths = {f["name"]: Path(raw[f["name"]]) for f in files}
+    table = READERS[entry["kind"]](paths, entry.get("options", {}) or {}, files, log)
+    finalise(table)
+    card = data_card(dataset, entry, table, [_provenance(f, paths[f["name"]]) for f in files])
+    write_outputs(table, card, parquet, card_path)
+    return card
+
+
+def build_synthetic(dataset: str, entry: dict, seed: int, scale: str, parquet, card_path) -> dict:
+    table = finalise(synthetic.generate(dataset, entry["options"], seed, scale))
+    card = data_card(dataset, entry, table, [])
+    write_outputs(table, card, parquet, card_path)
+    return card
+
+
+def build_ipums(dataset: str, entry: dict, parquet, card_path, extract_dir: str = "",
+                log=print) -> dict:
+    with unavailable_recorded(dataset, str(parquet), log=log):
+        data, ddi, prov = ipums_api.locate_extract(dataset, entry, RAW_ROOT / dataset,
+                                                   extract_dir, log=log)
+    table = finalise(ipums_reader.read(data, ddi, entry["options"]))
+    card = data_card(dataset, entry, table, [prov])
+    write_outputs(table, card, parquet, card_path)
+    return card
+
+
+def log_to(path: str | Path | None):
+    """A ``log`` function appending to ``path`` (and echoing to stderr)."""
+    fh = open(path, "a") if path else None
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr)
+        if fh:
+            fh.write(msg + "\n")
+            fh.flush()
+    return log

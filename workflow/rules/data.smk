@@ -1,0 +1,86 @@
+# Data layer (issue 3): download, verify and normalise every dataset.
+#
+#   data/raw/{dataset}/{file}          verified raw file (user path, mirror, or network)
+#   data/processed/{dataset}.parquet   typed table (numeric raw + declared domain; categoricals)
+#   data/processed/{dataset}.json      data card (source, checksums, rows, drops, columns)
+#
+# Which rule builds a dataset follows its `kind` in config.yaml: file-backed kinds go through
+# data_fetch + data_normalise, `synthetic` through data_synthetic, `ipums` through data_ipums.
+# A dataset that cannot be obtained records itself under logs/unavailable/ and fails with a
+# message saying what to do; `ldprepro run` (snakemake --keep-going) builds everything else.
+from ldprepro.data import workflow as dw
+
+DATASETS = config["datasets"]
+
+ALL_TARGETS.extend(dw.targets(DATASETS))
+
+
+rule data_fetch:
+    output:
+        "data/raw/{dataset}/{filename}",
+    wildcard_constraints:
+        dataset=dw.constraint(DATASETS, "files"),
+        filename=r"[^/]+",
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+        mirror=DATA_MIRROR,
+    log:
+        "logs/data/fetch/{dataset}/{filename}.log",
+    retries: 0
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/data_fetch.py"
+
+
+rule data_normalise:
+    input:
+        unpack(lambda w: dw.raw_inputs(DATASETS, w.dataset)),
+    output:
+        parquet="data/processed/{dataset}.parquet",
+        card="data/processed/{dataset}.json",
+    wildcard_constraints:
+        dataset=dw.constraint(DATASETS, "files"),
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+    log:
+        "logs/data/normalise/{dataset}.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/data_normalise.py"
+
+
+rule data_synthetic:
+    output:
+        parquet="data/processed/{dataset}.parquet",
+        card="data/processed/{dataset}.json",
+    wildcard_constraints:
+        dataset=dw.constraint(DATASETS, "synthetic"),
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+        seed=config["seed"],
+        scale=config["scale"],
+    log:
+        "logs/data/synthetic/{dataset}.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/data_synthetic.py"
+
+
+rule data_ipums:
+    output:
+        parquet="data/processed/{dataset}.parquet",
+        card="data/processed/{dataset}.json",
+    wildcard_constraints:
+        dataset=dw.constraint(DATASETS, "ipums"),
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+        extract_dir=config.get("ipums", {}).get("extract_dir", ""),
+    log:
+        "logs/data/ipums/{dataset}.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/data_ipums.py"
