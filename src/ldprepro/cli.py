@@ -17,7 +17,26 @@ from pathlib import Path
 
 from .status import UNAVAILABLE_DIR, read_unavailable
 
-ERROR_RULE = re.compile(r"^Error in rule (\S+):", re.MULTILINE)
+ERROR_BLOCK = re.compile(r"^Error in rule (\S+):\n((?:[ \t]+.*\n?)*)", re.MULTILINE)
+OUTPUT_LINE = re.compile(r"^\s+output: (.*)$", re.MULTILINE)
+
+
+def failed_jobs(log_text: str) -> list[tuple[str, list[str]]]:
+    """(rule, output paths) of every failed job in a Snakemake log."""
+    jobs = []
+    for rule, body in ERROR_BLOCK.findall(log_text):
+        outputs = OUTPUT_LINE.search(body)
+        jobs.append((rule, [p.strip() for p in outputs.group(1).split(",")] if outputs else []))
+    return jobs
+
+
+def explained_by(outputs: list[str], datasets: set[str]) -> bool:
+    """True if some output path belongs to an unavailable dataset (a path segment or file stem)."""
+    for path in outputs:
+        parts = path.split("/")
+        if any(p in datasets or p.split(".")[0] in datasets for p in parts):
+            return True
+    return False
 
 
 def _latest_snakemake_log(workdir: Path, before: set[Path]) -> Path | None:
@@ -37,7 +56,9 @@ def run(cores: str, extra: list[str], workdir: Path = Path(".")) -> int:
 
     unavailable = read_unavailable(workdir)
     log = _latest_snakemake_log(workdir, before)
-    failed_rules = ERROR_RULE.findall(log.read_text()) if log else []
+    failed = failed_jobs(log.read_text()) if log else []
+    missing = {rec["dataset"] for rec in unavailable}
+    other = [(rule, outs) for rule, outs in failed if not explained_by(outs, missing)]
     print("\n==== ldprepro summary ====")
     if status == 0 and not unavailable:
         print("Everything was built.")
@@ -47,12 +68,13 @@ def run(cores: str, extra: list[str], workdir: Path = Path(".")) -> int:
         for rec in unavailable:
             print(f"  - {rec['dataset']}: {rec['reason']}")
         print("  (and every table or figure that needs them; the rest was built.)")
-    other = len(failed_rules) - len(unavailable)
-    if status != 0 and other > 0:
-        print(f"{other} job(s) failed for other reasons; see the Snakemake log"
-              f"{' ' + str(log) if log else ''}.")
+    if status != 0 and other:
+        print(f"{len(other)} job(s) failed for other reasons; see the Snakemake log"
+              f"{' ' + str(log) if log else ''}:")
+        for rule, outs in other:
+            print(f"  - rule {rule}: {', '.join(outs) or '(no output listed)'}")
         return 1
-    if status != 0 and not failed_rules and not unavailable:
+    if status != 0 and not failed and not unavailable:
         print("Snakemake failed before running any job (see its message above).")
         return status
     return 0
