@@ -1,0 +1,63 @@
+"""Figure conventions shared by every paper: one colour and marker per mechanism everywhere,
+explicit "not available" panels, and atomic PNG + SVG output."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .io import atomic_path  # noqa: E402
+
+#: name -> (label, colour, marker); the same in every figure of every paper.
+MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
+    "laplace": ("Laplace", "#7f7f7f", "x"),
+    "duchi": ("Duchi et al.", "#1f77b4", "o"),
+    "harmony": ("Harmony", "#17becf", "v"),
+    "pm": ("PM", "#ff7f0e", "s"),
+    "hm": ("HM", "#2ca02c", "^"),
+    "three_outputs": ("Three-Outputs", "#d62728", "D"),
+    "pm_opt": ("PM-OPT", "#9467bd", "P"),
+    "pm_sub": ("PM-SUB", "#8c564b", "*"),
+    "hm_tp": ("HM-TP", "#e377c2", "h"),
+    "dct": ("DCT (not LDP)", "#bcbd22", "<"),
+    "graded_laplace": ("graded Laplace (not LDP)", "#393b79", ">"),
+    "hiera": ("HierA", "#e6550d", "p"),
+    "non_private": ("non-private", "#000000", ""),
+}
+
+
+def style(name: str) -> dict:
+    """matplotlib keyword arguments for mechanism ``name`` (unknown names get a neutral style)."""
+    base = name.split("_disc")[0]
+    label, colour, marker = MECHANISM_STYLE.get(base, (name, "#555555", "."))
+    if name.endswith("_disc"):
+        label += " (discretised)"
+    return {"label": label, "color": colour, "marker": marker}
+
+
+def not_available_panel(ax, title: str, reason: str) -> None:
+    """Fill ``ax`` with an explicit 'not available: <reason>' notice."""
+    ax.set_title(title)
+    ax.text(0.5, 0.5, f"not available:\n{reason}", ha="center", va="center", wrap=True,
+            transform=ax.transAxes, fontsize=9, color="#8b0000")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_linestyle(":")
+
+
+def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None) -> None:
+    """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure."""
+    for path, fmt in [(png, "png"), (svg, "svg")]:
+        if path is None:
+            continue
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        metadata = {"Software": None} if fmt == "png" else {"Date": None}
+        with atomic_path(path, suffix=f".{fmt}") as tmp:
+            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+    plt.close(fig)

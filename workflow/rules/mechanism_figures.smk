@@ -1,0 +1,61 @@
+# Mechanism-level figures that need no dataset: paper 002 (ldpfl) Fig. 1 and Fig. 4.
+#   results/ldpfl/fig1/<mechanism>.parquet   tidy rows (analytic curve + Monte-Carlo repetitions)
+#   results/ldpfl/fig1/summary.parquet       mean, std, 95% CI per (mechanism, ε, kind)
+#   results/ldpfl/fig1/claims.parquet        the paper's claims about the figure and our verdicts
+#   figures/ldpfl/fig1.png, .svg
+
+
+if "ldpfl" in config and "fig1" in config["ldpfl"]:
+    LDPFL_FIG1 = figure_params("ldpfl", "fig1")
+    ALL_TARGETS.extend(["figures/ldpfl/fig1.png", "figures/ldpfl/fig1.svg"])
+
+    rule ldpfl_fig1_mechanism:
+        output:
+            "results/ldpfl/fig1/{mechanism}.parquet",
+        wildcard_constraints:
+            mechanism="|".join(LDPFL_FIG1["mechanisms"]),
+        params:
+            fig=LDPFL_FIG1,
+            seed=config["seed"],
+        log:
+            "logs/ldpfl/fig1/{mechanism}.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/ldpfl_fig1_mechanism.py"
+
+    rule ldpfl_fig1:
+        input:
+            expand("results/ldpfl/fig1/{mechanism}.parquet", mechanism=LDPFL_FIG1["mechanisms"]),
+        output:
+            summary="results/ldpfl/fig1/summary.parquet",
+            claims="results/ldpfl/fig1/claims.parquet",
+            png=report("figures/ldpfl/fig1.png", caption="../report/ldpfl_fig1.rst", category="ldpfl"),
+            svg="figures/ldpfl/fig1.svg",
+        log:
+            "logs/ldpfl/fig1/figure.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/ldpfl_fig1_figure.py"
+
+
+if "ldpfl" in config and "fig4" in config["ldpfl"]:
+    LDPFL_FIG4 = figure_params("ldpfl", "fig4")
+    ALL_TARGETS.extend(["figures/ldpfl/fig4.png", "figures/ldpfl/fig4.svg"])
+
+    rule ldpfl_fig4:
+        output:
+            results="results/ldpfl/fig4/{}.parquet".format(LDPFL_FIG4["mechanism"]),
+            claims="results/ldpfl/fig4/claims.parquet",
+            png=report("figures/ldpfl/fig4.png", caption="../report/ldpfl_fig4.rst", category="ldpfl"),
+            svg="figures/ldpfl/fig4.svg",
+        params:
+            fig=LDPFL_FIG4,
+            seed=config["seed"],
+        log:
+            "logs/ldpfl/fig4/figure.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/ldpfl_fig4.py"
