@@ -20,6 +20,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/mechanism_figures.smk"
+include: "workflow/rules/mean.smk"
 
 
 rule all:

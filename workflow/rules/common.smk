@@ -1,6 +1,8 @@
 # Shared helpers for every stage: paths, the data mirror, the list of top-level targets.
 import os
 
+from ldprepro.data.availability import availability
+
 # The mirror directory is consulted before the network. Config wins; the environment
 # variable LDPREPRO_DATA_MIRROR is the fallback (CI sets it to ../shared/datasets).
 DATA_MIRROR = config.get("data_mirror") or os.environ.get("LDPREPRO_DATA_MIRROR") or ""
@@ -17,3 +19,29 @@ def figure_params(paper, figure):
     if config["scale"] == "smoke":
         entry.update(smoke)
     return entry
+
+
+def unavailable_datasets(names):
+    """{dataset: reason} for the datasets that cannot be obtained here (decided at load time)."""
+    out = {}
+    for name in sorted(names):
+        if name not in config["datasets"]:
+            raise ValueError(f"config.yaml: a figure panel names dataset '{name}', which is not under datasets:")
+        reason = availability(name, config["datasets"][name], DATA_MIRROR,
+                              config.get("ipums", {}).get("extract_dir", ""))
+        if reason:
+            out[name] = reason
+    return out
+
+
+def job_outputs(paper, fig, entry, unavailable):
+    """One result file per (available panel dataset, mechanism) of a figure."""
+    return [f"results/{paper}/{fig}/{p['dataset']}__{m}.parquet"
+            for p in entry["panels"] if p["dataset"] not in unavailable for m in entry["mechanisms"]]
+
+
+def figure_panel(entry, dataset):
+    for panel in entry["panels"]:
+        if panel["dataset"] == dataset:
+            return panel
+    raise ValueError(f"no panel for dataset {dataset}")

@@ -8,6 +8,8 @@
 # data_fetch + data_normalise, `synthetic` through data_synthetic, `ipums` through data_ipums.
 # A dataset that cannot be obtained records itself under logs/unavailable/ and fails with a
 # message saying what to do; `ldprepro run` (snakemake --keep-going) builds everything else.
+# The mirror location is read by the fetch script, not passed as a param: where verified bytes
+# came from must not make Snakemake rebuild everything downstream.
 from ldprepro.data import workflow as dw
 
 DATASETS = config["datasets"]
@@ -23,7 +25,6 @@ rule data_fetch:
         filename=r"[^/]+",
     params:
         entry=lambda w: DATASETS[w.dataset],
-        mirror=DATA_MIRROR,
     log:
         "logs/data/fetch/{dataset}/{filename}.log",
     retries: 0

@@ -1,0 +1,114 @@
+"""The mean-estimation runner, its theory rows, panel handling, claims and availability."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ldprepro.data.availability import availability
+from ldprepro.experiments.claims import claims_for
+from ldprepro.experiments.mean import mean_error_rows
+from ldprepro.experiments.mean_figures import budget_fraction, panel_columns, panel_values, run_job
+from ldprepro.results import aggregate, tidy_frame
+from ldprepro.seeding import rng_for
+
+BASE = {"paper": "t", "figure": "fig0", "dataset": "d"}
+
+
+@pytest.mark.parametrize("mechanism", ["pm", "duchi", "dct", "hm_tp", "laplace"])
+def test_squared_error_matches_var_over_n(mechanism):
+    """E(m̂ − m)² = Σ Var_i / n²: the mean of 400 repetitions lies within 5 SE of the theory."""
+    x = rng_for(1, "values").uniform(-1, 1, 2000)
+    df = tidy_frame(mean_error_rows(x, mechanism, [0.5, 2.0], 400, 7, {"m": mechanism}, BASE))
+    for eps, g in df.groupby("eps"):
+        sq = g[g.metric == "sq_error"]["value"].to_numpy()
+        theory = g[g.metric == "sq_error_theory"]["value"].item()
+        # (m̂ − m)/σ is close to normal, so (m̂ − m)² ≈ σ²χ²₁: its sd is √2·σ².
+        assert abs(sq.mean() - theory) <= 5 * math.sqrt(2) * theory / math.sqrt(len(sq)), (mechanism, eps)
+        ab = g[g.metric == "abs_error"]["value"].to_numpy()
+        ab_theory = g[g.metric == "abs_error_theory"]["value"].item()
+        assert abs(ab.mean() - ab_theory) <= 5 * math.sqrt(theory * (1 - 2 / math.pi)) / math.sqrt(len(ab))
+
+
+def test_multidimensional_rows_and_budget_fraction():
+    x = rng_for(2, "md").uniform(-1, 1, (3000, 6))
+    rows = mean_error_rows(x, "pm_sub", [4.0], 5, 3, {"k": 1}, BASE, budget_fraction=6 / 10)
+    df = tidy_frame(rows)
+    assert set(df["n_attributes"]) == {6}
+    assert df["eps_numeric"].unique().tolist() == pytest.approx([2.4])
+    assert set(df["metric"]) == {"abs_error", "sq_error", "abs_error_theory", "sq_error_theory"}
+    assert df.groupby("metric")["rep"].nunique().to_dict() == {"abs_error": 5, "sq_error": 5,
+                                                              "abs_error_theory": 1, "sq_error_theory": 1}
+
+
+def test_rows_are_reproducible_and_keyed():
+    x = np.linspace(-1, 1, 500)
+    a = mean_error_rows(x, "pm", [1.0], 3, 5, {"job": 1}, BASE)
+    b = mean_error_rows(x, "pm", [1.0], 3, 5, {"job": 1}, BASE)
+    c = mean_error_rows(x, "pm", [1.0], 3, 5, {"job": 2}, BASE)
+    assert a == b and a != c
+
+
+def _card(columns):
+    return {"columns": columns}
+
+
+def test_panel_selection_and_mapping():
+    df = pd.DataFrame({"age": [17, 90, 53.5], "w": [0.0, 1.0, 0.5], "cat": pd.Categorical(["a", "b", "a"])})
+    card = _card([{"name": "age", "type": "numeric", "domain": [17, 90]},
+                  {"name": "w", "type": "numeric", "domain": [0, 1]},
+                  {"name": "cat", "type": "categorical"}])
+    assert panel_columns(card, {"dataset": "x"}) == ["age", "w"]
+    assert panel_columns(card, {"dataset": "x", "column_regex": "a.*"}) == ["age"]
+    np.testing.assert_allclose(panel_values(df, card, {"dataset": "x", "columns": ["age"]}), [-1, 1, 0])
+    assert panel_values(df, card, {"dataset": "x"}).shape == (3, 2)
+    with pytest.raises(ValueError, match="not numeric columns"):
+        panel_columns(card, {"dataset": "x", "columns": ["cat"]})
+    assert budget_fraction({"budget_split": "numeric_share"}, {"categorical": ["cat", "c2"]}, 6) == 0.75
+    assert budget_fraction({}, {"categorical": ["cat"]}, 6) == 1.0
+
+
+def test_run_job_sweeps_and_sizes():
+    df = pd.DataFrame({"x": rng_for(3, "x").uniform(-1, 1, 4000)})
+    card = _card([{"name": "x", "type": "numeric", "domain": [-1, 1]}])
+    fig = {"mechanisms": ["dct"], "sweep": {"alpha": [1, 5]}, "eps": [1.0], "reps": 2, "sizes": [100, 1000]}
+    out = tidy_frame(run_job(fig, {"dataset": "s"}, "dct", df, card, 1, "dct", "fig9"))
+    assert set(out["alpha"]) == {1, 5} and set(out["n_users"]) == {100, 1000}
+    summary = aggregate(out)
+    t = summary[summary.metric == "sq_error_theory"].set_index(["alpha", "n_users"])["mean"]
+    # theory: Var = 1/(3α²ε²) per user, so the MSE of the mean scales as 1/(α² n)
+    assert t[(1, 100)] / t[(5, 100)] == pytest.approx(25)
+    assert t[(1, 100)] / t[(1, 1000)] == pytest.approx(10)
+
+
+def test_claims_dct_fig1_on_constructed_summary():
+    rows = []
+    for alpha in [1, 2, 5]:
+        for eps in [0.5, 1.0]:
+            rows.append({"paper": "dct", "figure": "fig1", "dataset": "adult", "mechanism": "dct", "eps": eps,
+                         "alpha": alpha, "metric": "abs_error", "mean": 1.0 / (alpha * eps)})
+    claims = claims_for("dct", "fig1", pd.DataFrame(rows), {"metric": "abs_error"})
+    assert claims[0]["verdict"] == "holds"
+    assert claims[-1]["verdict"] == "does not hold" and "inf" in claims[-1]["evidence"]
+    rows[-1]["mean"] = 10.0  # α = 5 no longer best at ε = 1
+    assert claims_for("dct", "fig1", pd.DataFrame(rows), {"metric": "abs_error"})[0]["verdict"] == "partly"
+
+
+def test_availability_rules(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("IPUMS_API_KEY", raising=False)
+    assert availability("s", {"kind": "synthetic"}) is None
+    ip = {"kind": "ipums", "options": {}}
+    assert "IPUMS" in availability("ipums_br", ip)
+    monkeypatch.setenv("IPUMS_API_KEY", "k")
+    assert availability("ipums_br", ip) is None
+    (tmp_path / "mirror" / "a").mkdir(parents=True)
+    (tmp_path / "mirror" / "a" / "f.csv.gz").write_bytes(b"x")
+    entry = {"kind": "table", "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz",
+                                         "url": "https://host.invalid/f.csv"}]}
+    assert availability("a", entry, str(tmp_path / "mirror")) is None
+    reason = availability("a", entry, str(tmp_path / "nomirror"))
+    assert "host.invalid" in reason and "not in the mirror" in reason

@@ -1,0 +1,64 @@
+# Mean-estimation figures (issue 4): config entries `<paper>.<figN>` with `kind: mean`.
+#   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   one job: ε × sweep × size × reps
+#   results/<paper>/<figN>/summary.parquet, claims.parquet   aggregated table and verdicts
+#   figures/<paper>/<figN>.png, .svg                         one panel per dataset
+# Panels whose dataset cannot be obtained here are drawn as "not available: <reason>".
+MEAN_PAPERS = ["hiera", "ldpfl", "dct"]
+MEAN_FIGURES = {
+    (paper, fig): figure_params(paper, fig)
+    for paper in MEAN_PAPERS
+    for fig, entry in config.get(paper, {}).items()
+    if entry.get("kind") == "mean"
+}
+UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
+
+
+rule mean_job:
+    input:
+        parquet="data/processed/{dataset}.parquet",
+        card="data/processed/{dataset}.json",
+    output:
+        "results/{paper}/{figure}/{dataset}__{mechanism}.parquet",
+    wildcard_constraints:
+        paper="|".join(MEAN_PAPERS),
+        figure=r"fig\d+",
+        dataset=r"[a-z][a-z0-9_]*",
+        mechanism=r"[a-z_]+",
+    params:
+        fig=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
+        panel=lambda w: figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset),
+        seed=config["seed"],
+    log:
+        "logs/{paper}/{figure}/{dataset}__{mechanism}.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/mean_job.py"
+
+
+for (_paper, _fig), _entry in MEAN_FIGURES.items():
+    ALL_TARGETS.extend([f"figures/{_paper}/{_fig}.png", f"figures/{_paper}/{_fig}.svg"])
+
+    rule:
+        name:
+            f"mean_figure_{_paper}_{_fig}"
+        input:
+            job_outputs(_paper, _fig, _entry, UNAVAILABLE),
+        output:
+            summary=f"results/{_paper}/{_fig}/summary.parquet",
+            claims=f"results/{_paper}/{_fig}/claims.parquet",
+            png=report(f"figures/{_paper}/{_fig}.png", caption=f"../report/{_paper}_{_fig}.rst",
+                       category=_paper),
+            svg=f"figures/{_paper}/{_fig}.svg",
+        params:
+            paper=_paper,
+            figure=_fig,
+            fig=_entry,
+            unavailable={p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"]
+                         if p["dataset"] in UNAVAILABLE},
+        log:
+            f"logs/{_paper}/{_fig}/figure.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/mean_figure.py"
