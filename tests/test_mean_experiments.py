@@ -112,3 +112,18 @@ def test_availability_rules(tmp_path, monkeypatch):
     assert availability("a", entry, str(tmp_path / "mirror")) is None
     reason = availability("a", entry, str(tmp_path / "nomirror"))
     assert "host.invalid" in reason and "not in the mirror" in reason
+
+
+def test_paper_000_estimators_through_the_runner():
+    """HierA (intended, unclipped) and graded Laplace: squared error matches their exact variance."""
+    x = rng_for(4, "hiera-values").uniform(-1, 1, 5000)
+    for name, params in [("hiera", {"mu": 2, "step5_mode": "intended", "clip": False}), ("graded_laplace", {})]:
+        df = tidy_frame(mean_error_rows(x, name, [0.5], 300, 9, {"m": name}, BASE, params=params))
+        sq = df[df.metric == "sq_error"]["value"].to_numpy()
+        theory = df[df.metric == "sq_error_theory"]["value"].item()
+        assert abs(sq.mean() - theory) <= 5 * math.sqrt(2) * theory / math.sqrt(len(sq)), name
+    # the paper's clipping has no closed form: no theory rows, but the runner still measures it
+    df = tidy_frame(mean_error_rows(x, "hiera", [0.5], 3, 9, {"m": "clip"}, BASE, params={"mu": 2, "clip": True}))
+    assert set(df["metric"]) == {"abs_error", "sq_error"}
+    with pytest.raises(ValueError, match="one attribute"):
+        mean_error_rows(np.zeros((10, 2)), "hiera", [1.0], 1, 1, {}, BASE)

@@ -8,9 +8,10 @@ Metrics per repetition (averaged over the numeric attributes when there are seve
 - ``abs_error``: |m̂ − m| (paper 003's AE, paper 000's MAE after averaging over repetitions);
 - ``sq_error``: (m̂ − m)² (paper 002's MSE after averaging).
 
-Theory rows (``rep`` 0, metrics ``sq_error_theory`` / ``abs_error_theory``): the estimate is a
-mean of independent unbiased outputs, so E(m̂ − m)² = Σ_i Var[y_i | x_i] / n² exactly, and
-E|m̂ − m| ≈ √(2/π)·√(that) by the central limit theorem.
+Theory rows (``rep`` 0, metrics ``sq_error_theory`` / ``abs_error_theory``): for a mean of
+independent unbiased outputs E(m̂ − m)² = Σ_i Var[y_i | x_i] / n² exactly (HierA: its own exact
+variance, intended reading without clipping), and E|m̂ − m| ≈ √(2/π)·√(that) by the central
+limit theorem. Estimators without a closed form (biased readings) get no theory rows.
 """
 
 from __future__ import annotations
@@ -24,14 +25,68 @@ from ..mechanisms import get_mechanism, get_multidim
 from ..seeding import rng_for
 
 
+class PerturbAndAverage:
+    """Users perturb with ``mech``; the collector averages. Var(m̂) = Σ_i Var_i / n²."""
+
+    def __init__(self, mech):
+        self.mech = mech
+
+    def estimate(self, x, rng):
+        return self.mech.perturb(x, rng).mean(axis=0)
+
+    def var_of_mean(self, x):
+        return np.asarray(self.mech.variance(x), dtype=float).sum(axis=0) / x.shape[0] ** 2
+
+
+class HierAEstimator:
+    """Paper 000: LHP users + the HierA collector (Algorithm 5) on levels {5,4,3,2,1}·ε (spec §1),
+    sampled through the exact count-level path. Theory (intended mode, no clipping) from
+    ``graded.hiera_variance``; none for the other readings."""
+
+    def __init__(self, eps: float, mu: int = 2, step5_mode: str = "intended", clip: bool = True,
+                 multipliers=(5, 4, 3, 2, 1)):
+        from ..graded import GradedLevels, HierA
+
+        self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
+        self.model = HierA(self.levels, mu=mu, step5_mode=step5_mode, clip=clip)
+
+    def estimate(self, x, rng):
+        return self.model.run(x, rng, path="count")
+
+    def var_of_mean(self, x):
+        from ..graded import hiera_variance
+
+        if self.model.step5_mode != "intended" or self.model.clip:
+            return None
+        return hiera_variance(x, self.levels, self.model.mu)
+
+
+class GradedLaplaceEstimator(PerturbAndAverage):
+    """Paper 000's baseline: Lap(2/ε_level(x)) with the budget of the user's own level (not LDP)."""
+
+    def __init__(self, eps: float, multipliers=(5, 4, 3, 2, 1)):
+        from ..graded import GradedLaplace, GradedLevels
+
+        super().__init__(GradedLaplace(GradedLevels.from_base_eps(eps, k=len(multipliers),
+                                                                  multipliers=list(multipliers))))
+
+
+#: Estimators that are not "perturb with a 1-D mechanism and average".
+ESTIMATORS = {"hiera": HierAEstimator, "graded_laplace": GradedLaplaceEstimator}
+
+
 def make_collector(mechanism: str, eps: float, d: int, params: dict | None = None):
-    """The perturbation used for a user's d numeric values at budget ``eps``: the 1-D mechanism
-    when d = 1, the paper's multidimensional collection (Zhao Alg. 6 / Duchi MD / Laplace ε/d)
-    otherwise."""
+    """The estimator for users' d numeric values at budget ``eps``: the 1-D mechanism when d = 1,
+    the paper's multidimensional collection (Zhao Alg. 6 / Duchi MD / Laplace ε/d) otherwise, or
+    one of ESTIMATORS (paper 000's HierA and graded Laplace, 1-D)."""
     params = dict(params or {})
+    if mechanism in ESTIMATORS:
+        if d != 1:
+            raise ValueError(f"{mechanism} estimates one attribute at a time, got {d} attributes")
+        return ESTIMATORS[mechanism](eps, **params)
     if d == 1:
-        return get_mechanism(mechanism, eps, **params)
-    return get_multidim(mechanism, eps, d, **params)
+        return PerturbAndAverage(get_mechanism(mechanism, eps, **params))
+    return PerturbAndAverage(get_multidim(mechanism, eps, d, **params))
 
 
 def mean_error_rows(values: np.ndarray, mechanism: str, eps_list, reps: int, seed: int, key: dict,
@@ -52,16 +107,18 @@ def mean_error_rows(values: np.ndarray, mechanism: str, eps_list, reps: int, see
     for eps in eps_list:
         eps = float(eps)
         eps_numeric = eps * budget_fraction
-        mech = (collector or make_collector)(mechanism, eps_numeric, d, params)
-        var_of_mean = np.atleast_1d(np.asarray(mech.variance(x), dtype=float).sum(axis=0) / n**2)
+        est = (collector or make_collector)(mechanism, eps_numeric, d, params)
         common = {**base, "mechanism": mechanism, "eps": eps, "eps_numeric": eps_numeric, "n_users": n,
                   "n_attributes": d}
-        rows.append({**common, "rep": 0, "metric": "sq_error_theory", "value": float(var_of_mean.mean())})
-        rows.append({**common, "rep": 0, "metric": "abs_error_theory",
-                     "value": float(np.mean(np.sqrt(2.0 / math.pi * var_of_mean)))})
+        var = est.var_of_mean(x)
+        if var is not None:
+            var_of_mean = np.atleast_1d(np.asarray(var, dtype=float))
+            rows.append({**common, "rep": 0, "metric": "sq_error_theory", "value": float(var_of_mean.mean())})
+            rows.append({**common, "rep": 0, "metric": "abs_error_theory",
+                         "value": float(np.mean(np.sqrt(2.0 / math.pi * var_of_mean)))})
         for rep in range(int(reps)):
             rng = rng_for(seed, {**key, "eps": eps, "rep": rep})
-            estimate = mech.perturb(x, rng).mean(axis=0)
+            estimate = est.estimate(x, rng)
             err = np.atleast_1d(estimate - truth)
             rows.append({**common, "rep": rep, "metric": "abs_error", "value": float(np.abs(err).mean())})
             rows.append({**common, "rep": rep, "metric": "sq_error", "value": float((err**2).mean())})

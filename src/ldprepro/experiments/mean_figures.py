@@ -47,10 +47,17 @@ def panel_values(df: pd.DataFrame, card: dict, panel: dict, max_users: int | Non
     return x[:, 0] if x.shape[1] == 1 else x
 
 
-def budget_fraction(fig: dict, panel: dict, d_numeric: int) -> float:
-    """Share of ε given to the numeric attributes: d_n/d under ``budget_split: numeric_share``."""
+def budget_fraction(fig: dict, panel: dict, d_numeric: int, card: dict | None = None) -> float:
+    """Share of ε given to the numeric attributes: d_n/d under ``budget_split: numeric_share``
+    (paper 002 Fig. 6, after Wang et al.). The categorical attributes are the panel's
+    ``categorical`` list, else every categorical column of the data card. They receive the rest of
+    the budget through optimised unary encoding; that part is independent of the numeric outputs,
+    so it does not change the numeric MSE and is not simulated."""
     if fig.get("budget_split", "all_numeric") == "numeric_share":
-        d_cat = len(panel.get("categorical", []))
+        if "categorical" in panel:
+            d_cat = len(panel["categorical"])
+        else:
+            d_cat = sum(c["type"] == "categorical" for c in (card or {}).get("columns", []))
         return d_numeric / (d_numeric + d_cat)
     return 1.0
 
@@ -65,17 +72,16 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     sizes = fig.get("sizes") or [len(values)]
     rows = []
     for combo in itertools.product(*(sweep[k] for k in names)) if names else [()]:
-        params = dict(zip(names, combo))
+        params = {**fig.get("mechanism_params", {}).get(mechanism, {}), **dict(zip(names, combo))}
         if fig.get("discretize") and mechanism in fig.get("discretize_mechanisms", []):
             params["discretize"] = int(fig["discretize"])
         for size in sizes:
             size = min(int(size), len(values))
             key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
                    "n": size, **params}
-            base = {"paper": paper, "figure": figure, "dataset": panel["dataset"],
-                    **{p: params.get(p) for p in CURVE_PARAMS if p in params}}
+            base = {"paper": paper, "figure": figure, "dataset": panel["dataset"], **params}
             rows += mean_error_rows(values[:size], mechanism, fig["eps"], fig["reps"], seed, key, base,
-                                    params=params, budget_fraction=budget_fraction(fig, panel, d))
+                                    params=params, budget_fraction=budget_fraction(fig, panel, d, card))
     return rows
 
 
