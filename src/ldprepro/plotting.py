@@ -42,9 +42,12 @@ def style(name: str) -> dict:
 
 def not_available_panel(ax, title: str, reason: str) -> None:
     """Fill ``ax`` with an explicit 'not available: <reason>' notice."""
-    ax.set_title(title)
-    ax.text(0.5, 0.5, f"not available:\n{reason}", ha="center", va="center", wrap=True,
-            transform=ax.transAxes, fontsize=9, color="#8b0000")
+    import textwrap
+
+    ax.set_title(title, fontsize=9)
+    body = "\n".join(textwrap.wrap(reason, width=38))
+    ax.text(0.5, 0.5, f"not available:\n{body}", ha="center", va="center", transform=ax.transAxes,
+            fontsize=8, color="#8b0000", clip_on=True)
     ax.set_xticks([])
     ax.set_yticks([])
     for spine in ax.spines.values():

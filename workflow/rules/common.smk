@@ -1,5 +1,6 @@
 # Shared helpers for every stage: paths, the data mirror, the list of top-level targets.
 import os
+from pathlib import Path
 
 from ldprepro.data.availability import availability
 

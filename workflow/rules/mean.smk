@@ -62,3 +62,28 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             "../../envs/ldprepro.yaml"
         script:
             "../scripts/mean_figure.py"
+
+
+FIGURES_MEAN = ["figures/ldpfl/fig1.png", "figures/ldpfl/fig4.png"] + [
+    f"figures/{paper}/{fig}.png" for paper, fig in MEAN_FIGURES
+]
+
+
+rule figures_mean:
+    input:
+        FIGURES_MEAN,
+
+
+rule readme_figures:
+    input:
+        figures=FIGURES_MEAN,
+        claims=[f"results/{Path(f).parent.name}/{Path(f).stem}/claims.parquet" for f in FIGURES_MEAN],
+    output:
+        thumbnails=[f"docs/figures/{Path(f).parent.name}_{Path(f).stem}.png" for f in FIGURES_MEAN],
+        verdicts="docs/figures/verdicts.md",
+    log:
+        "logs/readme_figures.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/readme_figures.py"

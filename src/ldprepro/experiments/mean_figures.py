@@ -89,7 +89,9 @@ def curve_label(row: pd.Series) -> str:
     from ..plotting import style
 
     label = style(row["mechanism"])["label"]
-    extras = [f"{p}={row[p]:g}" for p in CURVE_PARAMS if p in row and pd.notna(row[p]) and p != "discretize"]
+    symbol = {"alpha": "α", "mu": "μ"}
+    extras = [f"{symbol.get(p, p)}={row[p]:g}" for p in CURVE_PARAMS
+              if p in row and pd.notna(row[p]) and p != "discretize"]
     if "discretize" in row and pd.notna(row["discretize"]):
         label += f" (discretised, m={int(row['discretize'])})"
     return label + (" " + " ".join(extras) if extras else "")

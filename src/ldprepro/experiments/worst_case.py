@@ -191,8 +191,12 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
 
 def add_verdicts(fig, claims) -> None:
     """Print the computed verdicts under the figure."""
-    text = "\n".join(f"Claim: {c['claim']} — verdict: {c['verdict']} ({c['evidence']})" for c in claims)
-    fig.text(0.01, -0.02, text, ha="left", va="top", fontsize=7, wrap=True)
+    import textwrap
+
+    width = int(fig.get_figwidth() * 19)  # characters per line at fontsize 7
+    text = "\n".join(textwrap.fill(f"Claim: {c['claim']} — verdict: {c['verdict']} ({c['evidence']})", width)
+                     for c in claims)
+    fig.text(0.01, -0.02, text, ha="left", va="top", fontsize=7)
 
 
 def plot_fig4(df, eps: float, png, svg=None, claims=None) -> None:
