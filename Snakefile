@@ -21,6 +21,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/mechanism_figures.smk"
 include: "workflow/rules/mean.smk"
+include: "workflow/rules/histogram.smk"
+include: "workflow/rules/joint.smk"
 
 
 rule all:

@@ -64,3 +64,13 @@ def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = Non
         with atomic_path(path, suffix=f".{fmt}") as tmp:
             fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
+
+
+def add_verdicts(fig, claims) -> None:
+    """Print the computed verdicts under the figure."""
+    import textwrap
+
+    width = int(fig.get_figwidth() * 19)  # characters per line at fontsize 7
+    text = "\n".join(textwrap.fill(f"Claim: {c['claim']} — verdict: {c['verdict']} ({c['evidence']})", width)
+                     for c in claims)
+    fig.text(0.01, -0.02, text, ha="left", va="top", fontsize=7)

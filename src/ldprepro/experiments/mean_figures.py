@@ -102,8 +102,7 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     import matplotlib.pyplot as plt
     from matplotlib import colormaps
 
-    from ..plotting import not_available_panel, save_figure, style
-    from .worst_case import add_verdicts
+    from ..plotting import add_verdicts, not_available_panel, save_figure, style
 
     panels = fig_cfg["panels"]
     metric = fig_cfg["metric"]

@@ -157,7 +157,7 @@ def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
 def plot_fig1(summary, png, svg=None, claims=None) -> None:
     import matplotlib.pyplot as plt
 
-    from ..plotting import save_figure, style
+    from ..plotting import add_verdicts, save_figure, style
 
     fig, (ax, ax_ratio) = plt.subplots(1, 2, figsize=(12, 4.6))
     ana = summary[summary["dataset"] == "analytic"]
@@ -189,20 +189,10 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
     save_figure(fig, png, svg)
 
 
-def add_verdicts(fig, claims) -> None:
-    """Print the computed verdicts under the figure."""
-    import textwrap
-
-    width = int(fig.get_figwidth() * 19)  # characters per line at fontsize 7
-    text = "\n".join(textwrap.fill(f"Claim: {c['claim']} — verdict: {c['verdict']} ({c['evidence']})", width)
-                     for c in claims)
-    fig.text(0.01, -0.02, text, ha="left", va="top", fontsize=7)
-
-
 def plot_fig4(df, eps: float, png, svg=None, claims=None) -> None:
     import matplotlib.pyplot as plt
 
-    from ..plotting import save_figure
+    from ..plotting import add_verdicts, save_figure
 
     inputs = sorted(df["t_input"].unique())
     fig, axes = plt.subplots(1, len(inputs), figsize=(3.0 * len(inputs), 3.2), sharey=True, squeeze=False)

@@ -1,0 +1,1 @@
+# Histogram publication with bit sampling (issue 6, paper 001): not built yet.
