@@ -23,6 +23,7 @@ include: "workflow/rules/mechanism_figures.smk"
 include: "workflow/rules/mean.smk"
 include: "workflow/rules/histogram.smk"
 include: "workflow/rules/joint.smk"
+include: "workflow/rules/audit.smk"
 
 
 rule all:

@@ -1,0 +1,41 @@
+# Privacy audit (issue 8): every mechanism and protocol the pipeline runs, at a grid of ε.
+#   results/audit/<family>.parquet   one job per family (numeric, multidim, frequency, graded)
+#   results/audit/audit.parquet      all rows; figures/audit/audit.png, .svg
+
+
+if "audit" in config:
+    AUDIT = dict(config["audit"])
+    if config["scale"] == "smoke":
+        AUDIT.update(AUDIT.pop("smoke", {}))
+    AUDIT.pop("smoke", None)
+    AUDIT_FAMILIES = ["numeric", "multidim", "frequency", "graded"]
+    ALL_TARGETS.extend(["results/audit/audit.parquet", "figures/audit/audit.png", "figures/audit/audit.svg"])
+
+    rule audit_family:
+        output:
+            "results/audit/{family}.parquet",
+        wildcard_constraints:
+            family="|".join(AUDIT_FAMILIES),
+        params:
+            cfg=AUDIT,
+            seed=config["seed"],
+        log:
+            "logs/audit/{family}.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/audit_family.py"
+
+    rule audit:
+        input:
+            expand("results/audit/{family}.parquet", family=AUDIT_FAMILIES),
+        output:
+            table="results/audit/audit.parquet",
+            png=report("figures/audit/audit.png", caption="../report/audit.rst", category="audit"),
+            svg="figures/audit/audit.svg",
+        log:
+            "logs/audit/audit.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/audit_table.py"
