@@ -20,7 +20,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/mechanism_figures.smk"
-include: "workflow/rules/mean.smk"
+include: "workflow/rules/figures.smk"
 include: "workflow/rules/histogram.smk"
 include: "workflow/rules/joint.smk"
 include: "workflow/rules/audit.smk"

@@ -184,3 +184,24 @@ def test_every_other_mean_figure_smoke(tmp_path):
     assert np.allclose(f6["eps_numeric"] / f6["eps"], 100 / 101)  # ε·d_n/d with the label as categorical
     h1 = pd.concat([pd.read_parquet(j) for j in (tmp_path / "results/hiera/fig1").glob("*__*.parquet")])
     assert set(h1["mu"]) == set(cfg["hiera"]["fig1"]["sweep"]["mu"])
+
+
+@pytest.mark.slow
+def test_sgd_figures_smoke(tmp_path):
+    """Every LDP-SGD figure at smoke scale: Vehicle's SVM panel is built, the IPUMS/WISDM panels are
+    'not available' offline, and every configured mechanism and ε is present where data exists."""
+    cfg = smoke_config()
+    figs = [(p, f) for p in ("ldpfl", "dct") for f, e in cfg[p].items() if e.get("kind") == "sgd"]
+    build_with_mirror(tmp_path, cfg, [f"figures/{p}/{f}.{ext}" for p, f in figs for ext in ("png", "svg")])
+    jobs = sorted((tmp_path / "results/ldpfl/fig10").glob("vehicle__*.parquet"))
+    entry = cfg["ldpfl"]["fig10"]
+    assert len(jobs) == len(entry["mechanisms"])
+    raw = pd.concat([pd.read_parquet(j) for j in jobs])
+    assert set(raw["mechanism"]) == set(entry["mechanisms"]) and set(raw["eps"]) == set(entry["eps"])
+    assert set(raw["metric"]) == {"misclassification_rate"}
+    assert raw.groupby(["mechanism", "eps"])["rep"].nunique().eq(
+        entry["smoke"]["folds"] * entry["smoke"]["cv_repetitions"]).all()
+    assert (raw["n_features"] == 100).all()
+    for p, f in figs:
+        claims = pd.read_parquet(tmp_path / f"results/{p}/{f}/claims.parquet")
+        assert len(claims) and set(claims["verdict"]) <= set(VERDICTS)

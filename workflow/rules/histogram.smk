@@ -1,1 +1,84 @@
-# Histogram publication with bit sampling (issue 6, paper 001): not built yet.
+# Histogram publication with bit sampling (issue 6, paper 001: BSHP / WSHP vs the split baseline).
+#   results/bshp/<figN>/<dataset>__<method>.parquet   one job: ε × r × repetitions
+#   results/bshp/<figN>/summary.parquet, claims.parquet
+#   figures/bshp/<figN>.png, .svg                     Figs. 1-3 one city each, Figs. 4-5 a panel per city
+# Cities whose dataset cannot be obtained here are drawn as "not available: <reason>".
+from ldprepro.experiments.histograms import figure_cities
+
+BSHP = config.get("bshp", {})
+BSHP_FIGURES = {fig: figure_params("bshp", fig) for fig in BSHP if fig.startswith("fig")}
+BSHP_CITIES = {fig: figure_cities(BSHP, fig, entry) for fig, entry in BSHP_FIGURES.items()}
+BSHP_UNAVAILABLE = unavailable_datasets({c["dataset"] for cs in BSHP_CITIES.values() for c in cs.values()})
+BSHP_TARGETS = [f"figures/bshp/{fig}.{ext}" for fig in BSHP_FIGURES for ext in ("png", "svg")]
+ALL_TARGETS.extend(BSHP_TARGETS)
+
+
+rule bshp_job:
+    input:
+        parquet="data/processed/{dataset}.parquet",
+        card="data/processed/{dataset}.json",
+    output:
+        "results/bshp/{figure}/{dataset}__{method}.parquet",
+    wildcard_constraints:
+        figure=r"fig\d+",
+        dataset=r"[a-z][a-z0-9_]*",
+        method="split_baseline|bshp|wshp",
+    params:
+        fig=lambda w: BSHP_FIGURES[w.figure],
+        protocol=BSHP.get("protocol", {}),
+        seed=config["seed"],
+    log:
+        "logs/bshp/{figure}/{dataset}__{method}.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/histogram_job.py"
+
+
+for _fig, _entry in BSHP_FIGURES.items():
+    _available = sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
+
+    rule:
+        name:
+            f"bshp_figure_{_fig}"
+        input:
+            jobs=[f"results/bshp/{_fig}/{ds}__{m}.parquet" for ds in _available for m in _entry["methods"]],
+            cards=[f"data/processed/{ds}.json" for ds in _available],
+        output:
+            summary=f"results/bshp/{_fig}/summary.parquet",
+            claims=f"results/bshp/{_fig}/claims.parquet",
+            png=report(f"figures/bshp/{_fig}.png", caption=f"../report/bshp_{_fig}.rst", category="bshp"),
+            svg=f"figures/bshp/{_fig}.svg",
+        params:
+            figure=_fig,
+            fig=_entry,
+            cities=BSHP_CITIES[_fig],
+            unavailable={c["dataset"]: BSHP_UNAVAILABLE[c["dataset"]] for c in BSHP_CITIES[_fig].values()
+                         if c["dataset"] in BSHP_UNAVAILABLE},
+        log:
+            f"logs/bshp/{_fig}/figure.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/histogram_figure.py"
+
+
+rule figures_bshp:
+    input:
+        BSHP_TARGETS,
+
+
+# README material for this stage (thumbnails + verdict table), like readme_figures for issue 4.
+rule readme_figures_bshp:
+    input:
+        figures=[t for t in BSHP_TARGETS if t.endswith(".png")],
+        claims=[f"results/bshp/{fig}/claims.parquet" for fig in BSHP_FIGURES],
+    output:
+        thumbnails=[f"docs/figures/bshp_{fig}.png" for fig in BSHP_FIGURES],
+        verdicts="docs/figures/verdicts_bshp.md",
+    log:
+        "logs/readme_figures_bshp.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/readme_figures.py"

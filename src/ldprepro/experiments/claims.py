@@ -228,7 +228,29 @@ def _lhp_evidence():
             "Graded Laplace is not LDP for any ε (unbounded density ratio).")
 
 
-CLAIMS = {("hiera", "fig1"): hiera_fig1, ("hiera", "fig2"): hiera_fig2,
+def ldpfl_sgd(figure, claim_text, existing=EXISTING):
+    def judge(summary, fig):
+        return [_outperform_claim("ldpfl", figure, f"{claim_text} ({m})", summary, fig["metric"], m, existing)
+                for m in PROPOSED]
+    return judge
+
+
+def dct_fig4(summary, fig):
+    out = [_outperform_claim("dct", "fig4", "DCT's linear-regression MSE is smaller than PM's and Duchi's", summary,
+                             fig["metric"], "dct", ["pm", "duchi"])]
+    out.append(_ldp_void_claim("dct", "fig4"))
+    return out
+
+
+CLAIMS = {("ldpfl", "fig8"): ldpfl_sgd("fig8", "The proposed mechanisms have lower misclassification rates than the others"),
+          ("ldpfl", "fig9"): ldpfl_sgd("fig9", "The proposed mechanisms outperform existing approaches in linear-regression MSE",
+                                       ["duchi", "pm", "hm"]),
+          ("ldpfl", "fig10"): ldpfl_sgd("fig10", "The proposed mechanisms have lower SVM misclassification rates than the others"),
+          ("ldpfl", "fig12"): ldpfl_sgd("fig12", "After discretisation the performance is similar and the proposed mechanisms still win"),
+          ("ldpfl", "fig13"): ldpfl_sgd("fig13", "After discretisation the linear-regression MSE is similar and the proposed mechanisms still win",
+                                        ["duchi", "pm", "hm"]),
+          ("dct", "fig4"): dct_fig4,
+          ("hiera", "fig1"): hiera_fig1, ("hiera", "fig2"): hiera_fig2,
           ("ldpfl", "fig6"): ldpfl_fig6, ("ldpfl", "fig7"): ldpfl_fig7, ("ldpfl", "fig11"): ldpfl_fig11,
           ("dct", "fig1"): dct_fig1, ("dct", "fig2"): dct_fig2, ("dct", "fig3"): dct_fig3}
 

@@ -139,7 +139,7 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)
             if len(theory):
                 ax.plot(theory[xcol], theory["mean"], ls="--", color=colour, lw=0.9, alpha=0.8)
-        ax.set_yscale("log")
+        ax.set_yscale(fig_cfg.get("yscale", "log"))
         if xcol == "n_users":
             ax.set_xscale("log")
         ax.set_title(title_p, fontsize=9)
@@ -147,7 +147,8 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
         ax.set_ylabel(fig_cfg.get("ylabel", metric))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(title + " (solid: measured mean with 95% CI band; dashed: theory)", fontsize=9)
+    note = "; dashed: theory" if fig_cfg.get("kind", "mean") == "mean" else ""
+    fig.suptitle(f"{title} (solid: measured mean with 95% CI band{note})", fontsize=9)
     fig.tight_layout()
     if claims:
         add_verdicts(fig, claims)

@@ -1,4 +1,4 @@
-"""Aggregate one mean-estimation figure, judge the paper's claims, draw it (partial panels allowed)."""
+"""Aggregate one experiment figure, judge the paper's claims, draw it (partial panels allowed)."""
 from ldprepro.experiments.claims import claims_for
 from ldprepro.experiments.mean_figures import plot_mean_figure
 from ldprepro.io import write_parquet

@@ -1,4 +1,5 @@
-# Mean-estimation figures (issue 4): config entries `<paper>.<figN>` with `kind: mean`.
+# Config-driven experiment figures: entries `<paper>.<figN>` with `kind: mean` (mean estimation,
+# issue 4) or `kind: sgd` (LDP stochastic gradient descent, issue 5).
 #   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   one job: ε × sweep × size × reps
 #   results/<paper>/<figN>/summary.parquet, claims.parquet   aggregated table and verdicts
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
@@ -8,12 +9,12 @@ MEAN_FIGURES = {
     (paper, fig): figure_params(paper, fig)
     for paper in MEAN_PAPERS
     for fig, entry in config.get(paper, {}).items()
-    if entry.get("kind") == "mean"
+    if entry.get("kind") in ("mean", "sgd")
 }
 UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
 
 
-rule mean_job:
+rule figure_job:
     input:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",
@@ -33,7 +34,7 @@ rule mean_job:
     conda:
         "../../envs/ldprepro.yaml"
     script:
-        "../scripts/mean_job.py"
+        "../scripts/figure_job.py"
 
 
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
@@ -41,7 +42,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
 
     rule:
         name:
-            f"mean_figure_{_paper}_{_fig}"
+            f"figure_{_paper}_{_fig}"
         input:
             job_outputs(_paper, _fig, _entry, UNAVAILABLE),
         output:
@@ -61,12 +62,13 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         conda:
             "../../envs/ldprepro.yaml"
         script:
-            "../scripts/mean_figure.py"
+            "../scripts/figure_panels.py"
 
 
 FIGURES_MEAN = ["figures/ldpfl/fig1.png", "figures/ldpfl/fig4.png"] + [
-    f"figures/{paper}/{fig}.png" for paper, fig in MEAN_FIGURES
+    f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "mean"
 ]
+FIGURES_SGD = [f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "sgd"]
 
 
 rule figures_mean:
@@ -74,12 +76,17 @@ rule figures_mean:
         FIGURES_MEAN,
 
 
+rule figures_sgd:
+    input:
+        FIGURES_SGD,
+
+
 rule readme_figures:
     input:
-        figures=FIGURES_MEAN,
-        claims=[f"results/{Path(f).parent.name}/{Path(f).stem}/claims.parquet" for f in FIGURES_MEAN],
+        figures=FIGURES_MEAN + FIGURES_SGD,
+        claims=[f"results/{Path(f).parent.name}/{Path(f).stem}/claims.parquet" for f in FIGURES_MEAN + FIGURES_SGD],
     output:
-        thumbnails=[f"docs/figures/{Path(f).parent.name}_{Path(f).stem}.png" for f in FIGURES_MEAN],
+        thumbnails=[f"docs/figures/{Path(f).parent.name}_{Path(f).stem}.png" for f in FIGURES_MEAN + FIGURES_SGD],
         verdicts="docs/figures/verdicts.md",
     log:
         "logs/readme_figures.log",
