@@ -28,6 +28,12 @@ MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
     "graded_laplace": ("graded Laplace (not LDP)", "#393b79", ">"),
     "hiera": ("HierA", "#e6550d", "p"),
     "non_private": ("non-private", "#000000", ""),
+    "em": ("EM", "#1f77b4", "o"),
+    "lasso": ("LASSO", "#ff7f0e", "s"),
+    "lremh": ("LREMH", "#2ca02c", "^"),
+    "split_baseline": ("baseline (ε/m per query)", "#7f7f7f", "o"),
+    "bshp": ("BSHP", "#1f77b4", "s"),
+    "wshp": ("WSHP", "#d62728", "^"),
 }
 
 

@@ -19,6 +19,8 @@ if "audit" in config:
         params:
             cfg=AUDIT,
             seed=config["seed"],
+        benchmark:
+            "logs/benchmarks/audit/{family}.tsv",
         log:
             "logs/audit/{family}.log",
         conda:

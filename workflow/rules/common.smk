@@ -11,6 +11,24 @@ DATA_MIRROR = config.get("data_mirror") or os.environ.get("LDPREPRO_DATA_MIRROR"
 # Every stage appends the files `rule all` should build.
 ALL_TARGETS = []
 
+# Every stage registers its paper figures here (paper, figure, title, status, reason) for the
+# report and the README's generated "Results at a glance".
+FIGURE_REGISTRY = []
+
+
+def register_figure(paper, figure, title, panels=(), unavailable=None):
+    """Status from the panels' data: built / partial / not reproducible offline."""
+    unavailable = unavailable or {}
+    missing = [p for p in panels if p in unavailable]
+    if panels and len(missing) == len(panels):
+        status, reason = "not reproducible here", "; ".join(sorted({unavailable[p] for p in missing}))
+    elif missing:
+        status, reason = "partial", "missing " + ", ".join(missing)
+    else:
+        status, reason = "built", ""
+    FIGURE_REGISTRY.append({"paper": paper, "figure": figure, "title": title, "status": status,
+                            "reason": reason})
+
 
 def figure_params(paper, figure):
     """A figure's config entry, with its `smoke` overrides applied when scale is smoke

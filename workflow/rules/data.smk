@@ -44,6 +44,8 @@ rule data_normalise:
         dataset=dw.constraint(DATASETS, "files"),
     params:
         entry=lambda w: DATASETS[w.dataset],
+    benchmark:
+        "logs/benchmarks/data/normalise/{dataset}.tsv",
     log:
         "logs/data/normalise/{dataset}.log",
     conda:
@@ -62,6 +64,8 @@ rule data_synthetic:
         entry=lambda w: DATASETS[w.dataset],
         seed=config["seed"],
         scale=config["scale"],
+    benchmark:
+        "logs/benchmarks/data/synthetic/{dataset}.tsv",
     log:
         "logs/data/synthetic/{dataset}.log",
     conda:

@@ -29,6 +29,8 @@ rule figure_job:
         fig=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
         panel=lambda w: figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset),
         seed=config["seed"],
+    benchmark:
+        "logs/benchmarks/{paper}/{figure}/{dataset}__{mechanism}.tsv",
     log:
         "logs/{paper}/{figure}/{dataset}__{mechanism}.log",
     conda:
@@ -39,6 +41,7 @@ rule figure_job:
 
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     ALL_TARGETS.extend([f"figures/{_paper}/{_fig}.png", f"figures/{_paper}/{_fig}.svg"])
+    register_figure(_paper, _fig, _entry.get("title", ""), [p["dataset"] for p in _entry["panels"]], UNAVAILABLE)
 
     rule:
         name:

@@ -37,6 +37,9 @@ rule bshp_job:
 
 for _fig, _entry in BSHP_FIGURES.items():
     _available = sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
+    if "register_figure" in globals():  # the report's figure registry (issue 8), when present
+        register_figure("bshp", _fig, _entry.get("title", ""),
+                        [c["dataset"] for c in BSHP_CITIES[_fig].values()], BSHP_UNAVAILABLE)
 
     rule:
         name:

@@ -8,6 +8,7 @@
 if "ldpfl" in config and "fig1" in config["ldpfl"]:
     LDPFL_FIG1 = figure_params("ldpfl", "fig1")
     ALL_TARGETS.extend(["figures/ldpfl/fig1.png", "figures/ldpfl/fig1.svg"])
+    register_figure("ldpfl", "fig1", "worst-case noise variance vs ε")
 
     rule ldpfl_fig1_mechanism:
         output:
@@ -17,6 +18,8 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
         params:
             fig=LDPFL_FIG1,
             seed=config["seed"],
+        benchmark:
+            "logs/benchmarks/ldpfl/fig1/{mechanism}.tsv",
         log:
             "logs/ldpfl/fig1/{mechanism}.log",
         conda:
@@ -43,6 +46,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
 if "ldpfl" in config and "fig4" in config["ldpfl"]:
     LDPFL_FIG4 = figure_params("ldpfl", "fig4")
     ALL_TARGETS.extend(["figures/ldpfl/fig4.png", "figures/ldpfl/fig4.svg"])
+    register_figure("ldpfl", "fig4", "PM-OPT output density")
 
     rule ldpfl_fig4:
         output:
@@ -53,6 +57,8 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
         params:
             fig=LDPFL_FIG4,
             seed=config["seed"],
+        benchmark:
+            "logs/benchmarks/ldpfl/fig4/job.tsv",
         log:
             "logs/ldpfl/fig4/figure.log",
         conda:

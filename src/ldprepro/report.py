@@ -1,0 +1,135 @@
+"""Tables for the Snakemake report and the README's generated "Results at a glance".
+
+Everything here is rendered from pipeline outputs (claims tables, the audit table, data cards,
+Snakemake benchmark files) plus the configuration; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from .io import atomic_write_text
+
+PACKAGES = ["ldprepro", "snakemake", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow", "requests"]
+GLANCE_START = "<!-- results-at-a-glance:start -->"
+GLANCE_END = "<!-- results-at-a-glance:end -->"
+
+
+def _page(title: str, body: str) -> str:
+    style = ("body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+             "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top} th{background:#eee}")
+    return f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head>" \
+           f"<body><h2>{html.escape(title)}</h2>{body}</body></html>"
+
+
+def claims_table(paths) -> pd.DataFrame:
+    frames = [pd.read_parquet(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["paper", "figure", "claim", "verdict", "evidence"])
+
+
+def claims_html(paths) -> str:
+    df = claims_table(paths)
+    return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
+
+
+def audit_html(audit: pd.DataFrame) -> str:
+    cols = ["family", "subject", "eps_claimed", "exact_loss", "eps_empirical", "tpr", "fpr", "trials",
+            "verdict", "presented_as_ldp", "claim_source", "notes"]
+    return _page("Privacy audit: claimed vs exact vs empirical ε",
+                 audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"))
+
+
+def data_cards_html(cards: list[dict]) -> str:
+    parts = []
+    for card in cards:
+        summary = {k: card.get(k) for k in ("dataset", "description", "source", "licence",
+                                             "rows_before_cleaning", "rows_after_cleaning")}
+        cols = pd.DataFrame(card.get("columns", []))
+        parts.append(f"<h3>{html.escape(str(card.get('dataset')))}</h3>"
+                     + pd.DataFrame([summary]).to_html(index=False)
+                     + f"<p>dropped: {html.escape(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
+                     + (cols.to_html(index=False) if len(cols) else ""))
+    return _page("Data cards", "".join(parts))
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def wall_times(benchmark_files) -> pd.DataFrame:
+    """Seconds per stage from Snakemake benchmark files benchmarks/<stage>/<…>.tsv."""
+    rows = []
+    for path in benchmark_files:
+        path = Path(path)
+        parts = path.parts
+        i = parts.index("benchmarks") if "benchmarks" in parts else -1
+        stage = parts[i + 1] if 0 <= i < len(parts) - 2 else path.stem
+        bench = pd.read_csv(path, sep="\t")
+        rows.append({"stage": stage, "job": path.stem, "seconds": float(bench["s"].iloc[0])})
+    df = pd.DataFrame(rows, columns=["stage", "job", "seconds"])
+    return df.groupby("stage", as_index=False).agg(jobs=("job", "count"), seconds=("seconds", "sum"))
+
+
+def provenance_html(config: dict, benchmark_files) -> str:
+    versions = pd.DataFrame(sorted(package_versions().items()), columns=["package", "version"])
+    times = wall_times(benchmark_files)
+    import yaml
+
+    body = ("<h3>Scale and seeds</h3>"
+            f"<p>scale: <b>{html.escape(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
+            "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
+            "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
+            + times.to_html(index=False, float_format="%.1f")
+            + "<h3>Package versions</h3>" + versions.to_html(index=False)
+            + "<h3>Configuration</h3><pre>" + html.escape(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+            + "</pre>")
+    return _page("Provenance", body)
+
+
+def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
+    """One line per paper figure: built / partial / not reproducible offline (and why), and the
+    verdicts of its claims. ``figures``: dicts with paper, figure, title, status, reason."""
+    lines = ["| paper | figure | status | verdicts on the paper's claims |", "|---|---|---|---|"]
+    for f in figures:
+        c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
+        counts = c["verdict"].value_counts() if len(c) else pd.Series(dtype=int)
+        verdicts = ", ".join(f"{n} {v}" for v, n in counts.items()) or "—"
+        status = f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
+        lines.append(f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdicts} |")
+    return "\n".join(lines) + "\n"
+
+
+def splice_readme(readme: Path, block: str) -> None:
+    """Replace the text between the results-at-a-glance markers of the README (atomically)."""
+    text = readme.read_text()
+    if GLANCE_START not in text or GLANCE_END not in text:
+        raise ValueError(f"{readme}: markers {GLANCE_START} … {GLANCE_END} not found")
+    head, rest = text.split(GLANCE_START, 1)
+    _, tail = rest.split(GLANCE_END, 1)
+    atomic_write_text(readme, head + GLANCE_START + "\n" + block + GLANCE_END + tail)
+
+
+def main(argv=None) -> int:  # pragma: no cover - thin CLI
+    """`python -m ldprepro.report docs/figures/at_a_glance.md README.md`"""
+    argv = sys.argv[1:] if argv is None else argv
+    src, readme = Path(argv[0]), Path(argv[1])
+    splice_readme(readme, src.read_text())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
