@@ -1,1 +1,77 @@
-# Joint-distribution estimation (issue 7, paper 004): not built yet.
+# Joint-distribution estimation (issue 7, paper 004: RR-LDP + EM, LASSO, LREMH).
+#   results/lremh/<time fig>/<experiment>__<method>.parquet   estimation time (not byte-reproducible)
+#   results/lremh/<avd fig>/<experiment>__<method>.parquet    AVD, iterations, candidates, pruning
+#   results/lremh/<figN>/summary.parquet, claims.parquet
+#   figures/lremh/<figN>.png, .svg                              one panel per f
+# One job per experiment (dataset) runs all methods on the same reports, so the timings of a
+# figure come from one process on one machine. An unobtainable dataset gives "not available" panels.
+from ldprepro.experiments.joint import experiment_outputs, experiment_params
+
+LREMH_EXPERIMENTS = {
+    name: experiment_params(config["lremh"], name, config["scale"])
+    for name in config.get("lremh", {}).get("experiments", {})
+}
+LREMH_UNAVAILABLE = unavailable_datasets({e["dataset"] for e in LREMH_EXPERIMENTS.values()})
+LREMH_FIGURES = {}  # figure -> (experiment name, kind)
+for _name, _exp in LREMH_EXPERIMENTS.items():
+    LREMH_FIGURES[_exp["time_figure"]] = (_name, "time")
+    LREMH_FIGURES[_exp["avd_figure"]] = (_name, "avd")
+LREMH_TARGETS = [f"figures/lremh/{fig}.{ext}" for fig in sorted(LREMH_FIGURES) for ext in ("png", "svg")]
+ALL_TARGETS.extend(LREMH_TARGETS)
+
+
+for _name, _exp in LREMH_EXPERIMENTS.items():
+
+    rule:
+        name:
+            f"lremh_job_{_name}"
+        input:
+            parquet=f"data/processed/{_exp['dataset']}.parquet",
+            card=f"data/processed/{_exp['dataset']}.json",
+        output:
+            time=experiment_outputs(_exp, "time"),
+            avd=experiment_outputs(_exp, "avd"),
+        params:
+            exp=_exp,
+            seed=config["seed"],
+        threads: 1
+        log:
+            f"logs/lremh/{_name}.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/joint_job.py"
+
+
+for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
+    _exp = LREMH_EXPERIMENTS[_name]
+    _missing = {_exp["dataset"]: LREMH_UNAVAILABLE[_exp["dataset"]]} if _exp["dataset"] in LREMH_UNAVAILABLE else {}
+    if "register_figure" in globals():
+        register_figure("lremh", _fig, _exp["title"].format(n=_fig[3:]), [_exp["dataset"]], LREMH_UNAVAILABLE)
+
+    rule:
+        name:
+            f"lremh_figure_{_fig}"
+        input:
+            results=[] if _missing else experiment_outputs(_exp, _kind),
+        output:
+            summary=f"results/lremh/{_fig}/summary.parquet",
+            claims=f"results/lremh/{_fig}/claims.parquet",
+            png=report(f"figures/lremh/{_fig}.png", caption=f"../report/lremh_{_fig}.rst", category="lremh"),
+            svg=f"figures/lremh/{_fig}.svg",
+        params:
+            figure=_fig,
+            kind=_kind,
+            exp=_exp,
+            unavailable=_missing,
+        log:
+            f"logs/lremh/{_fig}.log",
+        conda:
+            "../../envs/ldprepro.yaml"
+        script:
+            "../scripts/joint_figure.py"
+
+
+rule figures_lremh:
+    input:
+        [t for t in LREMH_TARGETS if t.endswith(".png")],

@@ -1,0 +1,275 @@
+"""Paper 004 (specs/rrldp_lremh.md): RR-LDP user side, EM / LASSO / LREMH, acceptance tests §6.
+
+Fixed seeds; tolerances from theory (standard errors as the spec states them), never tuned.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ldprepro.frequency import rappor_channel
+from ldprepro.joint import (
+    RRLDP,
+    avd,
+    design_matrix,
+    em,
+    em_candidates,
+    lasso,
+    lremh,
+    privacy_report,
+    true_joint,
+    unbiased_bit_counts,
+)
+from ldprepro.joint.adult import equal_width_codes
+from ldprepro.seeding import rng_for
+
+NLTCS_SIZES = [2] * 16
+ADULT_SIZES = [16, 7, 16, 16, 16, 7, 14, 6, 5, 2, 16, 16, 16, 41, 2]
+SEED = 20261121
+
+
+def random_records(sizes, n, rng, skew=True):
+    """Correlated records: attribute j depends on attribute j-1 (so joints are not products)."""
+    codes = np.empty((n, len(sizes)), dtype=np.int64)
+    codes[:, 0] = rng.integers(0, sizes[0], n)
+    for j in range(1, len(sizes)):
+        follow = rng.random(n) < 0.6
+        codes[:, j] = np.where(follow, codes[:, j - 1] % sizes[j], rng.integers(0, sizes[j], n))
+    return codes
+
+
+# ---------------------------------------------------------------------------------------- §6.1
+@pytest.mark.parametrize("sizes,length", [(NLTCS_SIZES, 32), (ADULT_SIZES, 196)])
+def test_encoding_lengths_and_one_hot(sizes, length):
+    rr = RRLDP(sizes, 0.5)
+    assert rr.length == length
+    codes = random_records(sizes, 500, rng_for(SEED, "enc"))
+    enc = rr.encode(codes)
+    assert enc.shape == (500, length)
+    assert (enc.sum(axis=1) == len(sizes)).all()
+    for j, off in enumerate(rr.offsets):
+        assert (enc[:, off:off + sizes[j]].argmax(axis=1) == codes[:, j]).all()
+    with pytest.raises(ValueError):
+        rr.encode(np.full((1, len(sizes)), 99))
+
+
+# ---------------------------------------------------------------------------------------- §6.2
+@pytest.mark.parametrize("f", [0.1, 0.5])
+@pytest.mark.parametrize("path", ["two_stage", "one_shot"])
+def test_channel_probabilities(f, path):
+    """Empirical P(T=1|s=1), P(T=1|s=0) over 10^6 bits each within 3 SE of q*, p* (spec §6.2)."""
+    rr = RRLDP([2] * 8, f)
+    qs, ps = rappor_channel(f, 0.5, 0.75)
+    assert math.isclose(qs, 0.75 - 0.125 * f) and math.isclose(ps, 0.5 + 0.125 * f)
+    rng = rng_for(SEED, {"test": "channel", "f": f, "path": path})
+    codes = rng.integers(0, 2, size=(125_000, 8))  # 10^6 one-bits and 10^6 zero-bits
+    s = rr.encode(codes).astype(bool)
+    t = rr.perturb_two_stage(codes, rng)[0] if path == "two_stage" else rr.perturb(codes, rng)
+    for mask, prob in [(s, qs), (~s, ps)]:
+        n = mask.sum()
+        assert n == 1_000_000
+        se = math.sqrt(prob * (1 - prob) / n)
+        assert abs(t[mask].mean() - prob) <= 3 * se, (path, f, t[mask].mean(), prob)
+
+
+def test_permanent_stage_alone():
+    rr = RRLDP([3, 4], 0.4)
+    rng = rng_for(SEED, "perm")
+    codes = rng.integers(0, 3, size=(100_000, 2)) % np.array([3, 4])
+    s = rr.encode(codes).astype(bool)
+    perm = rr.permanent(codes, rng)
+    for mask, prob in [(s, 0.8), (~s, 0.2)]:
+        se = math.sqrt(prob * (1 - prob) / mask.sum())
+        assert abs(perm[mask].mean() - prob) <= 5 * se
+
+
+# ---------------------------------------------------------------------------------------- §6.3
+def test_unbiased_bit_counts():
+    """Mean of t_{j,b} over 2,000 runs within 4 SE of the true count (spec §6.3)."""
+    sizes, n, runs = [3, 5], 400, 2000
+    rr = RRLDP(sizes, 0.3)
+    rng = rng_for(SEED, "unbiased")
+    codes = random_records(sizes, n, rng)
+    true = rr.encode(codes).sum(axis=0).astype(float)
+    ts = np.array([unbiased_bit_counts(rr.blocks(rr.perturb_two_stage(codes, rng)[0], [0, 1]),
+                                       rr.q_star, rr.p_star) for _ in range(runs)])
+    qs, ps = rr.q_star, rr.p_star
+    var = (true * qs * (1 - qs) + (n - true) * ps * (1 - ps)) / (qs - ps) ** 2
+    se = np.sqrt(var / runs)
+    assert (np.abs(ts.mean(axis=0) - true) <= 4 * se).all(), (ts.mean(axis=0) - true) / se
+
+
+# ---------------------------------------------------------------------------------------- §6.4
+@pytest.mark.parametrize("sizes", [[3, 4], [2, 3, 5]])
+def test_em_recovers_nearly_noiseless_joint(sizes):
+    """f = 0, q = 0.999, p = 0.001, N = 10^4, gap 1e-6: AVD < 0.01 to the empirical joint."""
+    rng = rng_for(SEED, {"test": "em_noiseless", "sizes": sizes})
+    codes = random_records(sizes, 10_000, rng)
+    rr = RRLDP(sizes, 0.0, p=0.001, q=0.999)
+    rep = rr.perturb_two_stage(codes, rng)[0]
+    est = em(rr.blocks(rep, range(len(sizes))), rr.q_star, rr.p_star, gap=1e-6)
+    assert est.info["converged"]
+    assert avd(true_joint(codes, sizes), est.theta) < 0.01
+
+
+def test_em_guard_for_exactly_noiseless_channel():
+    sizes = [2, 3]
+    codes = random_records(sizes, 2000, rng_for(SEED, "exact"))
+    rr = RRLDP(sizes, 0.0, p=0.0, q=1.0)
+    rep = rr.perturb(codes, rng_for(SEED, "exact2"))
+    assert (rep == rr.encode(codes)).all()
+    est = em(rr.blocks(rep, [0, 1]), rr.q_star, rr.p_star, gap=1e-9)
+    assert np.isfinite(est.theta).all() and avd(true_joint(codes, sizes), est.theta) < 1e-6
+
+
+# ---------------------------------------------------------------------------------------- §6.5
+def test_lasso_marginals_match_unbiased_counts():
+    """One-way marginals of the LASSO joint within 0.02 of t_{j,b}/N at large N (spec §6.5)."""
+    sizes = [3, 4, 5]
+    rng = rng_for(SEED, "lasso")
+    codes = random_records(sizes, 100_000, rng)
+    rr = RRLDP(sizes, 0.1)
+    blocks = rr.blocks(rr.perturb(codes, rng), [0, 1, 2])
+    est = lasso(blocks, rr.q_star, rr.p_star)
+    assert est.theta.min() >= 0 and math.isclose(est.theta.sum(), 1.0)
+    t = unbiased_bit_counts(blocks, rr.q_star, rr.p_star) / 100_000
+    marg = design_matrix(sizes) @ est.theta
+    assert np.abs(marg - t).max() <= 0.02
+    # it sees only the one-way marginals: the product of the true marginals fits equally well
+    truth = true_joint(codes, sizes)
+    assert np.abs(design_matrix(sizes) @ truth - t).max() <= 0.02
+
+
+def test_design_matrix_columns_are_encodings():
+    sizes = [2, 3, 4]
+    M = design_matrix(sizes).toarray()
+    assert M.shape == (9, 24) and (M.sum(axis=0) == 3).all()
+    rr = RRLDP(sizes, 0.5)
+    vals = np.stack(np.unravel_index(np.arange(24), sizes), axis=1)
+    assert (M.T == rr.encode(vals)).all()
+
+
+# ---------------------------------------------------------------------------------------- §6.6
+@pytest.mark.parametrize("stop", ["max_abs", "max_cell"])
+def test_lremh_without_pruning_equals_em(stop):
+    """LREMH with τ = −∞ and a uniform start is EM (two independent code paths: the explicit
+    candidate-list EM and the factorised tensor EM)."""
+    sizes = [3, 2, 4]
+    rng = rng_for(SEED, {"test": "lremh_eq", "stop": stop})
+    codes = random_records(sizes, 3000, rng)
+    rr = RRLDP(sizes, 0.3)
+    blocks = rr.blocks(rr.perturb(codes, rng), [0, 1, 2])
+    a = em(blocks, rr.q_star, rr.p_star, gap=1e-5, stop=stop)
+    b = lremh(blocks, rr.q_star, rr.p_star, tau=-math.inf, start="uniform", gap=1e-5, stop=stop)
+    assert a.iterations == b.iterations > 1 and b.candidates == 24
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-9, atol=1e-12)
+
+
+def test_lremh_pruned_cells_stay_zero_and_em_start_from_lasso():
+    sizes = [4, 4]
+    rng = rng_for(SEED, "prune")
+    codes = random_records(sizes, 5000, rng)
+    rr = RRLDP(sizes, 0.1)
+    blocks = rr.blocks(rr.perturb(codes, rng), [0, 1])
+    la = lasso(blocks, rr.q_star, rr.p_star)
+    est = lremh(blocks, rr.q_star, rr.p_star)
+    pruned = est.info["pruned"]
+    assert (la.theta[pruned] <= 0).all() and (est.theta[pruned] == 0).all()
+    assert est.candidates == 16 - pruned.size == np.count_nonzero(la.theta)
+    # starting at θ⁰ restricted, zero EM iterations would return θ⁰: check the update starts there
+    one = em_candidates(blocks, rr.q_star, rr.p_star, np.stack(np.unravel_index(np.flatnonzero(la.theta), sizes), 1),
+                        la.theta[la.theta > 0], max_iter=1)
+    assert one.iterations == 1
+
+
+def test_em_factorised_equals_explicit_with_a_start_and_mixed_sizes():
+    sizes = [5, 2, 3, 2]
+    rng = rng_for(SEED, "fact")
+    codes = random_records(sizes, 1500, rng)
+    rr = RRLDP(sizes, 0.5)
+    blocks = rr.blocks(rr.perturb(codes, rng), range(4))
+    start = rng.random(60)
+    a = em(blocks, rr.q_star, rr.p_star, theta0=start / start.sum(), gap=1e-7)
+    cand = np.stack(np.unravel_index(np.arange(60), sizes), axis=1)
+    b = em_candidates(blocks, rr.q_star, rr.p_star, cand, start, gap=1e-7)
+    assert a.iterations == b.iterations
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-9, atol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------- §6.7
+def test_privacy_report_labels_and_values():
+    text = privacy_report(0.1, 0.5, 0.75, 16)
+    assert "Theorem 1" in text and "eps1 = 2d ln((2-f)/f) = 94.2" in text
+    assert "as printed" in text and "= 0.983" in text
+    assert "d x eps2" in text and "= 15.7" in text
+    rr = RRLDP(NLTCS_SIZES, 0.5)
+    pr = rr.privacy()
+    assert round(pr["permanent_eps_record"], 1) == 35.2 and round(pr["instantaneous_eps_record"], 2) == 8.59
+    assert "eps1 = 2d ln((2-f)/f) = 35.16" in rr.privacy_report()
+
+
+# ---------------------------------------------------------------------------------------- Adult derivation
+def test_equal_width_bins_are_right_closed():
+    v = np.array([1, 7, 8, 13, 14, 50, 51, 99])
+    # edges 1, 7.125, ..., 50 (= edge 8), ..., 99
+    assert equal_width_codes(v).tolist() == [0, 0, 1, 1, 2, 7, 8, 15]
+
+
+def test_adult_derivation_equals_lopub_file():
+    """Our discretisation of the UCI files equals the mirrored LoPub coarse Adult, code for code."""
+    from pathlib import Path
+
+    from ldprepro.data.transform import load
+    from ldprepro.joint import derive_lopub_adult
+
+    root = Path("data/processed")
+    if not (root / "adult.parquet").exists() or not (root / "adult_lopub.parquet").exists():
+        pytest.skip("build data/processed/adult.parquet and adult_lopub.parquet first")
+    ours = derive_lopub_adult(load("adult")[0])
+    ref = load("adult_lopub")[0]
+    assert ours.shape == ref.shape == (45_222, 15)
+    assert list(ours.columns) == list(ref.columns)
+    for c in ref.columns:
+        assert (ours[c].to_numpy() == ref[c].to_numpy().astype(np.int64)).all(), c
+    assert [int(ours[c].max()) + 1 for c in ours.columns] == ADULT_SIZES
+
+
+# ---------------------------------------------------------------------------------------- smoke end to end
+@pytest.mark.slow
+def test_lremh_figures_smoke(tmp_path):
+    """Figs. 1-4 at smoke scale from the mirrored NLTCS and a small Adult sample; the AVD files are
+    byte-reproducible (the timing files are not, by nature)."""
+    from test_pipeline_smoke import build_with_mirror, smoke_config
+
+    from ldprepro.results import VERDICTS
+
+    cfg = smoke_config()
+    targets = [f"figures/lremh/fig{i}.{ext}" for i in (1, 2, 3, 4) for ext in ("png", "svg")]
+    build_with_mirror(tmp_path, cfg, targets)
+    sec = cfg["lremh"]
+    for name, exp in sec["experiments"].items():
+        sm = exp["smoke"]
+        for fig, metrics in [(exp["time_figure"], {"time_s", "time_ratio_to_lremh"}),
+                             (exp["avd_figure"], {"avd", "iterations", "candidates", "pruned_true_mass",
+                                                  "kept_fraction"})]:
+            raw = pd.concat([pd.read_parquet(tmp_path / f"results/lremh/{fig}/{name}__{m}.parquet")
+                             for m in sec["methods"]])
+            assert list(raw.columns[:6]) == ["paper", "figure", "dataset", "mechanism", "eps", "rep"]
+            assert set(raw["metric"]) == metrics and set(raw["mechanism"]) == set(sec["methods"])
+            assert set(raw["k"]) == set(sm["k"]) and set(raw["f"]) == set(sm["f"])
+            assert raw.groupby(["mechanism", "f", "k", "metric"])["rep"].nunique().eq(sm["runs"] * sm["subsets"]).all()
+            claims = pd.read_parquet(tmp_path / f"results/lremh/{fig}/claims.parquet")
+            assert len(claims) >= 2 and set(claims["verdict"]) <= set(VERDICTS)
+        avd_rows = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__lremh.parquet")
+        a = avd_rows[avd_rows["metric"] == "avd"]["value"].to_numpy()
+        floor = avd_rows[avd_rows["metric"] == "pruned_true_mass"]["value"].to_numpy()
+        assert ((a >= 0) & (a <= 1)).all() and (floor <= a + 1e-12).all()  # pruned mass bounds AVD below
+    first = {p: p.read_bytes() for p in (tmp_path / "results/lremh").glob("fig[34]/*__*.parquet")}
+    for p in first:
+        p.unlink()
+    build_with_mirror(tmp_path, cfg, [str(p.relative_to(tmp_path)) for p in first])
+    assert {p: p.read_bytes() for p in first} == first

@@ -1,0 +1,52 @@
+"""Report tables and the generated README block."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ldprepro import report
+
+
+def test_glance_markdown_counts_verdicts():
+    claims = pd.DataFrame([
+        {"paper": "dct", "figure": "fig2", "claim": "a", "verdict": "holds", "evidence": ""},
+        {"paper": "dct", "figure": "fig2", "claim": "b", "verdict": "does not hold", "evidence": ""},
+        {"paper": "dct", "figure": "fig2", "claim": "c", "verdict": "holds", "evidence": ""},
+    ])
+    figs = [{"paper": "dct", "figure": "fig2", "title": "AE vs ε", "status": "built", "reason": ""},
+            {"paper": "hiera", "figure": "fig1", "title": "MAE vs ε", "status": "not reproducible here",
+             "reason": "IPUMS extract not configured"}]
+    md = report.glance_markdown(figs, claims)
+    assert "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold |" in md
+    assert "not reproducible here (IPUMS extract not configured) | — |" in md
+
+
+def test_splice_readme_replaces_only_the_block(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{report.GLANCE_START}\nold\n{report.GLANCE_END}\nrest\n")
+    report.splice_readme(readme, "new table\n")
+    assert readme.read_text() == f"intro\n{report.GLANCE_START}\nnew table\n{report.GLANCE_END}\nrest\n"
+    (tmp_path / "NO.md").write_text("no markers")
+    with pytest.raises(ValueError, match="markers"):
+        report.splice_readme(tmp_path / "NO.md", "x")
+
+
+def test_wall_times_per_stage(tmp_path):
+    for stage, job, s in [("dct", "a", 1.5), ("dct", "b", 2.0), ("audit", "c", 4.0)]:
+        path = tmp_path / "logs" / "benchmarks" / stage / f"{job}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("s\th:m:s\tmax_rss\n" + f"{s}\t0:00:0{int(s)}\t10\n")
+    times = report.wall_times(sorted(tmp_path.glob("logs/benchmarks/**/*.tsv"))).set_index("stage")
+    assert times.loc["dct", "seconds"] == pytest.approx(3.5) and times.loc["dct", "jobs"] == 2
+    assert times.loc["audit", "seconds"] == pytest.approx(4.0)
+
+
+def test_html_tables_render():
+    audit = pd.DataFrame([{"family": "numeric", "subject": "pm", "eps_claimed": 1.0, "exact_loss": 1.0,
+                           "eps_empirical": 0.99, "verdict": "holds"}])
+    assert "<table" in report.audit_html(audit) and "pm" in report.audit_html(audit)
+    card = {"dataset": "adult", "rows_before_cleaning": 3, "columns": [{"name": "age", "type": "numeric"}]}
+    assert "adult" in report.data_cards_html([card])
+    versions = report.package_versions()
+    assert versions["numpy"] != "not installed" and "python" in versions
