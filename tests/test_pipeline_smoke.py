@@ -127,14 +127,57 @@ def build_with_mirror(workdir: Path, cfg: dict, targets: list[str]) -> None:
         assert (workdir / t).stat().st_size > 1000
 
 
-@pytest.mark.slow
-def test_dct_mean_figures_smoke_with_a_partial_panel(tmp_path):
-    """Every DCT mean figure at smoke scale; Fig. 2 gets an extra IPUMS panel that cannot be
-    obtained here, which must be drawn as 'not available' while the rest is built."""
+@pytest.fixture(scope="module")
+def full_smoke(tmp_path_factory):
+    """The main command (`ldprepro run`) on everything at smoke scale, offline with the mirror:
+    it must end with exit status 0 and a summary naming the datasets it could not obtain. DCT
+    Fig. 2 gets an extra IPUMS panel, which must be drawn as 'not available'."""
+    from ldprepro import cli
+
+    env = _mirror_env()
+    workdir = tmp_path_factory.mktemp("full_smoke")
     cfg = smoke_config()
     cfg["dct"]["fig2"]["panels"].append({"dataset": "ipums_br", "columns": ["AGE"], "title": "BR"})
-    targets = [f"figures/dct/fig{i}.{ext}" for i in (1, 2, 3) for ext in ("png", "svg")]
-    build_with_mirror(tmp_path, cfg, targets)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    cmd = [sys.executable, "-c", "import sys; from ldprepro import cli; sys.exit(cli.main(sys.argv[1:]))",
+           "run", "--cores", "2", "--", "--snakefile", str(REPO / "Snakefile")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env, cwd=workdir)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
+    assert cli  # imported for the summary's format
+    return workdir, cfg, proc.stdout
+
+
+@pytest.mark.slow
+def test_main_command_summary_names_what_it_could_not_build(full_smoke):
+    _, _, out = full_smoke
+    summary = out.split("==== ldprepro summary ====")[1]
+    for name in ["ipums_br", "ipums_mx", "ipums_us", "wisdm", "salary_nyc"]:
+        assert f"  - {name}:" in summary
+    assert "failed for other reasons" not in summary
+
+
+@pytest.mark.slow
+def test_report_contains_every_configured_figure(full_smoke):
+    workdir, cfg, _ = full_smoke
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
+                           "--report", "report.html"], capture_output=True, text=True, timeout=600,
+                          env=_mirror_env(), cwd=workdir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = (workdir / "report.html").read_text(errors="replace")
+    figures = [f"{paper}/{fig}.png" for paper in ("hiera", "bshp", "ldpfl", "dct", "lremh")
+               for fig, entry in cfg.get(paper, {}).items() if fig.startswith("fig")]
+    figures += ["ldpfl/fig1.png", "ldpfl/fig4.png", "audit/audit.png"]
+    missing = [f for f in figures if f.split("/")[-1] not in html or f.split("/")[0] not in html]
+    assert not missing, missing
+    for table in ["claims.html", "audit.html", "data_cards.html", "provenance.html"]:
+        assert table in html
+    glance = (workdir / "docs/figures/at_a_glance.md").read_text()
+    assert glance.count("\n| ") >= len(set(figures)) - 1
+
+
+@pytest.mark.slow
+def test_dct_mean_figures_smoke_with_a_partial_panel(full_smoke):
+    tmp_path, cfg, _ = full_smoke
     for fig in ("fig1", "fig2", "fig3"):
         entry = cfg["dct"][fig]
         summary = pd.read_parquet(tmp_path / f"results/dct/{fig}/summary.parquet")
@@ -155,11 +198,12 @@ def test_dct_mean_figures_smoke_with_a_partial_panel(tmp_path):
 
 
 @pytest.mark.slow
-def test_every_other_mean_figure_smoke(tmp_path):
+def test_every_other_mean_figure_smoke(full_smoke):
     """Papers 000 and 002 mean-estimation figures at smoke scale: files, schema, coverage."""
-    cfg = smoke_config()
+    tmp_path, cfg, _ = full_smoke
     figs = [("ldpfl", "fig6"), ("ldpfl", "fig7"), ("ldpfl", "fig11"), ("hiera", "fig1"), ("hiera", "fig2")]
-    build_with_mirror(tmp_path, cfg, [f"figures/{p}/{f}.{ext}" for p, f in figs for ext in ("png", "svg")])
+    for t in [f"figures/{p}/{f}.{ext}" for p, f in figs for ext in ("png", "svg")]:
+        assert (tmp_path / t).stat().st_size > 1000
     for paper, fig in figs:
         entry = cfg[paper][fig]
         claims = pd.read_parquet(tmp_path / f"results/{paper}/{fig}/claims.parquet")
@@ -187,12 +231,13 @@ def test_every_other_mean_figure_smoke(tmp_path):
 
 
 @pytest.mark.slow
-def test_sgd_figures_smoke(tmp_path):
+def test_sgd_figures_smoke(full_smoke):
     """Every LDP-SGD figure at smoke scale: Vehicle's SVM panel is built, the IPUMS/WISDM panels are
     'not available' offline, and every configured mechanism and ε is present where data exists."""
-    cfg = smoke_config()
+    tmp_path, cfg, _ = full_smoke
     figs = [(p, f) for p in ("ldpfl", "dct") for f, e in cfg[p].items() if e.get("kind") == "sgd"]
-    build_with_mirror(tmp_path, cfg, [f"figures/{p}/{f}.{ext}" for p, f in figs for ext in ("png", "svg")])
+    for t in [f"figures/{p}/{f}.{ext}" for p, f in figs for ext in ("png", "svg")]:
+        assert (tmp_path / t).stat().st_size > 1000
     jobs = sorted((tmp_path / "results/ldpfl/fig10").glob("vehicle__*.parquet"))
     entry = cfg["ldpfl"]["fig10"]
     assert len(jobs) == len(entry["mechanisms"])

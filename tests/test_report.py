@@ -18,7 +18,7 @@ def test_glance_markdown_counts_verdicts():
             {"paper": "hiera", "figure": "fig1", "title": "MAE vs ε", "status": "not reproducible here",
              "reason": "IPUMS extract not configured"}]
     md = report.glance_markdown(figs, claims)
-    assert "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold |" in md
+    assert "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | <a href='docs/figures/dct_fig2.png'>" in md
     assert "not reproducible here (IPUMS extract not configured) | — |" in md
 
 

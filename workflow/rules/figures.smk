@@ -82,18 +82,3 @@ rule figures_mean:
 rule figures_sgd:
     input:
         FIGURES_SGD,
-
-
-rule readme_figures:
-    input:
-        figures=FIGURES_MEAN + FIGURES_SGD,
-        claims=[f"results/{Path(f).parent.name}/{Path(f).stem}/claims.parquet" for f in FIGURES_MEAN + FIGURES_SGD],
-    output:
-        thumbnails=[f"docs/figures/{Path(f).parent.name}_{Path(f).stem}.png" for f in FIGURES_MEAN + FIGURES_SGD],
-        verdicts="docs/figures/verdicts.md",
-    log:
-        "logs/readme_figures.log",
-    conda:
-        "../../envs/ldprepro.yaml"
-    script:
-        "../scripts/readme_figures.py"

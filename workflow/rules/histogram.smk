@@ -69,19 +69,3 @@ for _fig, _entry in BSHP_FIGURES.items():
 rule figures_bshp:
     input:
         BSHP_TARGETS,
-
-
-# README material for this stage (thumbnails + verdict table), like readme_figures for issue 4.
-rule readme_figures_bshp:
-    input:
-        figures=[t for t in BSHP_TARGETS if t.endswith(".png")],
-        claims=[f"results/bshp/{fig}/claims.parquet" for fig in BSHP_FIGURES],
-    output:
-        thumbnails=[f"docs/figures/bshp_{fig}.png" for fig in BSHP_FIGURES],
-        verdicts="docs/figures/verdicts_bshp.md",
-    log:
-        "logs/readme_figures_bshp.log",
-    conda:
-        "../../envs/ldprepro.yaml"
-    script:
-        "../scripts/readme_figures.py"

@@ -30,3 +30,20 @@ rule report_tables:
         "../../envs/ldprepro.yaml"
     script:
         "../scripts/report_tables.py"
+
+
+# README material for every registered figure: thumbnails and the verdict table (committed after a
+# paper-scale run: `snakemake --cores all readme_figures`).
+rule readme_figures:
+    input:
+        figures=[f"figures/{f['paper']}/{f['figure']}.png" for f in FIGURE_REGISTRY],
+        claims=REPORT_CLAIMS,
+    output:
+        thumbnails=[f"docs/figures/{f['paper']}_{f['figure']}.png" for f in FIGURE_REGISTRY],
+        verdicts="docs/figures/verdicts.md",
+    log:
+        "logs/readme_figures.log",
+    conda:
+        "../../envs/ldprepro.yaml"
+    script:
+        "../scripts/readme_figures.py"
