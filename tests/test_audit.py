@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldprepro.audit import (audit_rows, clopper_pearson, empirical_lower_bound, frequency_subjects,
+from ldprepro.audit import (audit_rows, bshp_subjects, clopper_pearson, empirical_lower_bound, frequency_subjects,
                             graded_subjects, multidim_subjects, numeric_exact_loss, numeric_subject,
                             numeric_subjects, rappor_subjects)
 from ldprepro.mechanisms import get_mechanism
@@ -91,7 +91,7 @@ def test_empirical_bound_is_tight_for_randomised_response():
 @pytest.mark.parametrize("eps", [0.5, 1.0, 4.0])
 def test_nothing_presented_as_ldp_audits_above_eps(eps):
     subjects = (numeric_subjects(eps) + multidim_subjects(eps) + frequency_subjects(eps)
-                + rappor_subjects())
+                + rappor_subjects() + bshp_subjects(eps))
     rows = audit_rows(subjects, 50_000, 10_000, 0.9999, 11, {"t": "all", "eps": eps})
     bad = [(r["subject"], r["exact_loss"], r["eps_empirical"]) for r in rows
            if r["presented_as_ldp"] and r["verdict"] != "holds"]
@@ -113,3 +113,12 @@ def test_known_findings_are_reported_as_violations():
     assert rows["graded_laplace"]["exact_loss"] == math.inf
     for name in ["dct", "lhp(max reading)", "lhp(min reading)", "graded_laplace", "duchi_md(d=2, ties=wang)"]:
         assert rows[name]["eps_empirical"] > rows[name]["eps_claimed"], name  # the real code leaks, measurably
+
+
+def test_bshp_guarantee_is_eps_not_the_amplified_claim():
+    eps = 2.0
+    rows = {r["subject"]: r for r in audit_rows(bshp_subjects(eps, 0.8), 200_000, 20_000, 0.9999, 3, {"t": "bshp"})}
+    honest, claim = rows["bshp(r=0.8)"], rows["bshp(r=0.8) vs paper's ε'"]
+    assert honest["exact_loss"] == pytest.approx(eps, abs=1e-12) and honest["verdict"] == "holds"
+    assert claim["eps_claimed"] == pytest.approx(math.log(1 + 0.8 * (math.exp(eps) - 1)))
+    assert claim["verdict"] == "violated" and claim["eps_empirical"] > claim["eps_claimed"]

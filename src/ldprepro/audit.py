@@ -382,7 +382,40 @@ def graded_subjects(eps: float) -> list[Subject]:
     return out
 
 
-FAMILIES = ("numeric", "multidim", "frequency", "graded")
+def bshp_subjects(eps: float, ratio: float = 0.8, folds=(3, 5, 7)) -> list[Subject]:
+    """Paper 001's bit sampling: what the curator sees is which bits were uploaded and their values.
+    Inputs: values in intervals 0 and 1; outputs of those two bits coded 3·o₀ + o₁ with
+    o = 0 (not sampled), 1 (uploaded 0), 2 (uploaded 1); the other bits have the same law."""
+    from .histograms import BitSampling, integrated_partition
+
+    bs = BitSampling(integrated_partition(list(folds)), eps, ratio)
+    p, q, r = bs.p, bs.q, float(bs.ratios[0])
+    law = {1: np.array([1 - r, r * (1 - p), r * p]), 0: np.array([1 - r, r * (1 - q), r * q])}
+
+    def sample(x, n, rng):
+        bits, mask = bs.perturb(np.full(n, x), rng)
+        o = np.where(mask[:, :2], 1 + bits[:, :2], 0)
+        return (3 * o[:, 0] + o[:, 1]).astype(float)
+
+    def log_lr(y, a, b):
+        y = y.astype(int)
+        o0, o1 = y // 3, y % 3
+
+        def lp(v):  # value in interval v: bit v is 1, the other 0
+            return np.log(law[int(v == 0)][o0]) + np.log(law[int(v == 1)][o1])
+
+        return lp(a) - lp(b)
+
+    exact = bs.privacy_loss_exact()
+    common = dict(family="histogram", exact_loss=exact, pair=(0, 1), sample=sample, log_lr=log_lr)
+    return [Subject(name=f"bshp(r={r:g}) vs paper's ε'", eps_claimed=bs.paper_claimed_epsilon, presented_as_ldp=False,
+                    claim_source="paper 001 Theorem 7", notes="amplification claim: the curator sees which bits were sampled",
+                    **common),
+            Subject(name=f"bshp(r={r:g})", eps_claimed=eps, presented_as_ldp=True,
+                    claim_source="this project (the guarantee is ε)", **common)]
+
+
+FAMILIES = ("numeric", "multidim", "frequency", "graded", "histogram")
 
 
 def subjects_for(family: str, eps: float, cfg: dict) -> list[Subject]:
@@ -395,6 +428,8 @@ def subjects_for(family: str, eps: float, cfg: dict) -> list[Subject]:
         return frequency_subjects(eps, cfg.get("oracle_k", (2, 16)))
     if family == "graded":
         return graded_subjects(eps)
+    if family == "histogram":
+        return bshp_subjects(eps, cfg.get("bshp_ratio", 0.8))
     raise ValueError(f"unknown audit family {family!r}; known: {FAMILIES}")
 
 
@@ -416,7 +451,8 @@ def plot_audit(df, png, svg=None) -> None:
 
     from .plotting import save_figure
 
-    fams = [f for f in ("numeric", "discretised", "multidim", "frequency", "graded") if f in set(df["family"])]
+    fams = [f for f in ("numeric", "discretised", "multidim", "frequency", "histogram", "graded")
+            if f in set(df["family"])]
     heights = [max(2.0, 0.28 * df[df["family"] == f]["subject"].nunique()) for f in fams]
     fig, axes = plt.subplots(len(fams), 1, figsize=(9, sum(heights) + 1.5), squeeze=False,
                              gridspec_kw={"height_ratios": heights})

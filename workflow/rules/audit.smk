@@ -8,7 +8,7 @@ if "audit" in config:
     if config["scale"] == "smoke":
         AUDIT.update(AUDIT.pop("smoke", {}))
     AUDIT.pop("smoke", None)
-    AUDIT_FAMILIES = ["numeric", "multidim", "frequency", "graded"]
+    AUDIT_FAMILIES = ["numeric", "multidim", "frequency", "graded", "histogram"]
     ALL_TARGETS.extend(["results/audit/audit.parquet", "figures/audit/audit.png", "figures/audit/audit.svg"])
 
     rule audit_family:
