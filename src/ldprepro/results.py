@@ -52,6 +52,15 @@ def aggregate(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     return out
 
 
+def verdict_of(ok) -> str:
+    """'holds' if every check passed, 'does not hold' if none did, 'partly' otherwise
+    ('not testable' with no checks)."""
+    ok = np.asarray(ok, dtype=bool)
+    if ok.size == 0:
+        return "not testable"
+    return "holds" if ok.all() else ("does not hold" if not ok.any() else "partly")
+
+
 def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
     df = pd.DataFrame(list(rows), columns=["paper", "figure", "claim", "verdict", "evidence"])
     bad = sorted(set(df["verdict"]) - set(VERDICTS))

@@ -14,17 +14,14 @@ import numpy as np
 import pandas as pd
 
 from ..mechanisms import get_mechanism
+from ..results import verdict_of
 
 
 def _row(paper, figure, claim, verdict, evidence):
     return {"paper": paper, "figure": figure, "claim": claim, "verdict": verdict, "evidence": evidence}
 
 
-def _verdict(ok: np.ndarray) -> str:
-    ok = np.asarray(ok, dtype=bool)
-    if ok.size == 0:
-        return "not testable"
-    return "holds" if ok.all() else ("does not hold" if not ok.any() else "partly")
+_verdict = verdict_of
 
 
 def _curves(summary: pd.DataFrame, metric: str, index: str = "eps", by: str = "mechanism",

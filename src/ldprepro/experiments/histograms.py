@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..histograms import BitSampling, SplitBaseline, integrated_partition, wshp_ratios
-from ..results import eps_ranges
+from ..results import eps_ranges, verdict_of
 from ..seeding import rng_for
 
 PAPER = "bshp"
@@ -156,11 +156,7 @@ def _row(figure, claim, verdict, evidence):
     return {"paper": PAPER, "figure": figure, "claim": claim, "verdict": verdict, "evidence": evidence}
 
 
-def _verdict(ok) -> str:
-    ok = np.asarray(ok, dtype=bool)
-    if ok.size == 0:
-        return "not testable"
-    return "holds" if ok.all() else ("does not hold" if not ok.any() else "partly")
+_verdict = verdict_of
 
 
 def curve_name(mechanism: str, r: float) -> str:

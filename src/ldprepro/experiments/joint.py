@@ -24,6 +24,7 @@ import pandas as pd
 from ..joint import RRLDP, avd, em, em_candidates, lasso, lremh, memory_estimate, true_joint
 from ..joint.adult import derive_lopub_adult
 from ..seeding import rng_for
+from ..results import verdict_of
 
 PAPER = "lremh"
 METHODS = ("em", "lasso", "lremh")
@@ -193,11 +194,7 @@ def _row(figure, claim, verdict, evidence):
     return {"paper": PAPER, "figure": figure, "claim": claim, "verdict": verdict, "evidence": evidence}
 
 
-def _verdict(ok) -> str:
-    ok = np.asarray(ok, dtype=bool)
-    if ok.size == 0:
-        return "not testable"
-    return "holds" if ok.all() else ("does not hold" if not ok.any() else "partly")
+_verdict = verdict_of
 
 
 def _table(summary: pd.DataFrame, metric: str, value: str = "mean") -> pd.DataFrame:
