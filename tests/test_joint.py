@@ -219,18 +219,18 @@ def test_equal_width_bins_are_right_closed():
     assert equal_width_codes(v).tolist() == [0, 0, 1, 1, 2, 7, 8, 15]
 
 
-def test_adult_derivation_equals_lopub_file():
-    """Our discretisation of the UCI files equals the mirrored LoPub coarse Adult, code for code."""
-    from pathlib import Path
+def test_adult_derivation_equals_lopub_file(tmp_path):
+    """Our discretisation of the UCI files equals the mirrored LoPub coarse Adult, code for code.
+    Both datasets are built by the pipeline's data rules from the mirror (fails on CI without it)."""
+    from test_pipeline_smoke import build_with_mirror, smoke_config
 
     from ldprepro.data.transform import load
     from ldprepro.joint import derive_lopub_adult
 
-    root = Path("data/processed")
-    if not (root / "adult.parquet").exists() or not (root / "adult_lopub.parquet").exists():
-        pytest.skip("build data/processed/adult.parquet and adult_lopub.parquet first")
-    ours = derive_lopub_adult(load("adult")[0])
-    ref = load("adult_lopub")[0]
+    build_with_mirror(tmp_path, smoke_config(), ["data/processed/adult.parquet", "data/processed/adult_lopub.parquet"])
+    root = tmp_path / "data" / "processed"
+    ours = derive_lopub_adult(load("adult", root=root)[0])
+    ref = load("adult_lopub", root=root)[0]
     assert ours.shape == ref.shape == (45_222, 15)
     assert list(ours.columns) == list(ref.columns)
     for c in ref.columns:
