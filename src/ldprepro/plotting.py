@@ -60,8 +60,11 @@ def not_available_panel(ax, title: str, reason: str) -> None:
         spine.set_linestyle(":")
 
 
-def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None) -> None:
-    """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure."""
+def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None) -> None:
+    """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure.
+    ``claims`` (rows of a claims table): their computed verdicts are printed under the figure."""
+    if claims:
+        add_verdicts(fig, claims)
     for path, fmt in [(png, "png"), (svg, "svg")]:
         if path is None:
             continue

@@ -1,13 +1,10 @@
 # Privacy audit (issue 8): every mechanism and protocol the pipeline runs, at a grid of ε.
-#   results/audit/<family>.parquet   one job per family (numeric, multidim, frequency, graded)
+#   results/audit/<family>.parquet   one job per family (numeric, multidim, frequency, graded, histogram)
 #   results/audit/audit.parquet      all rows; figures/audit/audit.png, .svg
 
 
 if "audit" in config:
-    AUDIT = dict(config["audit"])
-    if config["scale"] == "smoke":
-        AUDIT.update(AUDIT.pop("smoke", {}))
-    AUDIT.pop("smoke", None)
+    AUDIT = figure_params("audit")
     AUDIT_FAMILIES = ["numeric", "multidim", "frequency", "graded", "histogram"]
     ALL_TARGETS.extend(["results/audit/audit.parquet", "figures/audit/audit.png", "figures/audit/audit.svg"])
 

@@ -30,10 +30,11 @@ def register_figure(paper, figure, title, panels=(), unavailable=None):
                             "reason": reason})
 
 
-def figure_params(paper, figure):
-    """A figure's config entry, with its `smoke` overrides applied when scale is smoke
-    (sizes and repetitions only; the method never changes)."""
-    entry = dict(config[paper][figure])
+def figure_params(paper, figure=None):
+    """A figure's config entry (or a top-level entry such as `audit` when figure is None), with
+    its `smoke` overrides applied when scale is smoke (sizes and repetitions only; the method
+    never changes)."""
+    entry = dict(config[paper] if figure is None else config[paper][figure])
     smoke = entry.pop("smoke", {})
     if config["scale"] == "smoke":
         entry.update(smoke)

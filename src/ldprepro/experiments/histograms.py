@@ -379,7 +379,7 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
     """Fig. 4 (x = ε) or Fig. 5 (x = r, baseline as a flat reference line): one panel per city."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import add_verdicts, not_available_panel, save_figure
+    from ..plotting import not_available_panel, save_figure
 
     x = "eps" if fig_cfg["kind"] == "mse_eps" else "r"
     names = fig_cfg["cities"]
@@ -424,9 +424,7 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
         ax.legend(fontsize=7)
     fig.suptitle(title + "\n(markers: mean of the runs with 95% CI band; dotted: Lemma 6 theory)", fontsize=9)
     fig.tight_layout()
-    if claims:
-        add_verdicts(fig, claims)
-    save_figure(fig, png, svg)
+    save_figure(fig, png, svg, claims=claims)
 
 
 def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: dict, unavailable: dict,
@@ -435,7 +433,7 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
     over the runs, error bar ± 1 sd of one publication)."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import add_verdicts, not_available_panel, save_figure, style
+    from ..plotting import not_available_panel, save_figure, style
 
     (name,) = fig_cfg["cities"]
     city = cities[name]
@@ -493,9 +491,7 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
                  "lower row: error of the mean published histogram")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    if claims:
-        add_verdicts(fig, claims)
-    save_figure(fig, png, svg)
+    save_figure(fig, png, svg, claims=claims)
 
 
 # --------------------------------------------------------------------------------------------

@@ -294,7 +294,7 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
                 f_values=None, privacy: dict | None = None) -> None:
     import matplotlib.pyplot as plt
 
-    from ..plotting import add_verdicts, not_available_panel, save_figure, style
+    from ..plotting import not_available_panel, save_figure, style
 
     f_values = sorted(f_values if f_values is not None else summary["f"].unique())
     ncols = max(1, len(f_values))
@@ -304,9 +304,7 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
         for ax in axes.flat:
             not_available_panel(ax, title, reason)
         fig.suptitle(title, fontsize=9)
-        if claims:
-            add_verdicts(fig, claims)
-        save_figure(fig, png, svg)
+        save_figure(fig, png, svg, claims=claims)
         return
     metric = "time_s" if kind == "time" else "avd"
     ks = sorted(int(k) for k in summary["k"].dropna().unique())
@@ -359,6 +357,4 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
         ax.legend(fontsize=7)
     fig.suptitle(title + " (mean over runs × subsets, 95% CI bars)", fontsize=9)
     fig.tight_layout()
-    if claims:
-        add_verdicts(fig, claims)
-    save_figure(fig, png, svg)
+    save_figure(fig, png, svg, claims=claims)

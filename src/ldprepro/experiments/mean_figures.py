@@ -102,7 +102,7 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     import matplotlib.pyplot as plt
     from matplotlib import colormaps
 
-    from ..plotting import add_verdicts, not_available_panel, save_figure, style
+    from ..plotting import not_available_panel, save_figure, style
 
     panels = fig_cfg["panels"]
     metric = fig_cfg["metric"]
@@ -150,6 +150,4 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     note = "; dashed: theory" if fig_cfg.get("kind", "mean") == "mean" else ""
     fig.suptitle(f"{title} (solid: measured mean with 95% CI band{note})", fontsize=9)
     fig.tight_layout()
-    if claims:
-        add_verdicts(fig, claims)
-    save_figure(fig, png, svg)
+    save_figure(fig, png, svg, claims=claims)

@@ -157,7 +157,7 @@ def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
 def plot_fig1(summary, png, svg=None, claims=None) -> None:
     import matplotlib.pyplot as plt
 
-    from ..plotting import add_verdicts, save_figure, style
+    from ..plotting import save_figure, style
 
     fig, (ax, ax_ratio) = plt.subplots(1, 2, figsize=(12, 4.6))
     ana = summary[summary["dataset"] == "analytic"]
@@ -184,15 +184,13 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
     ax_ratio.set_ylabel("worst-case variance / best of the eight")
     ax_ratio.set_title("(b) relative to the best mechanism at each ε (1 = best)", fontsize=8)
     ax_ratio.grid(True, alpha=0.3)
-    if claims:
-        add_verdicts(fig, claims[:1])
-    save_figure(fig, png, svg)
+    save_figure(fig, png, svg, claims=claims[:1])
 
 
 def plot_fig4(df, eps: float, png, svg=None, claims=None) -> None:
     import matplotlib.pyplot as plt
 
-    from ..plotting import add_verdicts, save_figure
+    from ..plotting import save_figure
 
     inputs = sorted(df["t_input"].unique())
     fig, axes = plt.subplots(1, len(inputs), figsize=(3.0 * len(inputs), 3.2), sharey=True, squeeze=False)
@@ -207,6 +205,4 @@ def plot_fig4(df, eps: float, png, svg=None, claims=None) -> None:
     axes[0][0].set_ylabel("density")
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"Zhao et al. Fig. 4: PM-OPT output density, ε = {eps:g}", fontsize=9, y=1.03)
-    if claims:
-        add_verdicts(fig, claims)
-    save_figure(fig, png, svg)
+    save_figure(fig, png, svg, claims=claims)
