@@ -167,3 +167,35 @@ def test_bad_dataset_entry_fails_naming_the_key(mutate, needle):
     with pytest.raises(WorkflowError) as err:
         _validate(cfg)
     assert needle in str(err.value)
+
+
+def test_synthetic_regression_target():
+    """The linear target of the paper-000 stand-in: y = Xβ + noise, clipped; OLS on the generated
+    data recovers β within 5 standard errors (SE from the noise sd and the design)."""
+    beta = [0.4, -0.3, 0.25, 0.0]
+    opts = {"distribution": "uniform", "dims": 4, "size": {"paper": 10, "smoke": 20000},
+            "target": {"name": "y", "coefficients": beta, "noise_sd": 0.1}}
+    df = finalise(synthetic.generate("lin", opts, 3, "smoke")).df
+    assert list(df.columns) == ["x01", "x02", "x03", "x04", "y"] and df["y"].abs().max() <= 1
+    X = df[["x01", "x02", "x03", "x04"]].to_numpy()
+    est, *_ = np.linalg.lstsq(X, df["y"].to_numpy(), rcond=None)
+    se = 0.1 / np.sqrt(len(df) / 3)  # Var(x) = 1/3 for U(-1, 1), independent columns
+    assert np.all(np.abs(est - beta) <= 5 * se)
+    with pytest.raises(ValueError, match="4 values"):
+        synthetic.generate("lin", {**opts, "target": {"name": "y", "coefficients": [1.0]}}, 3, "smoke")
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda c: c["hiera"]["fig3"].update(mechanisms=["hiera", "duchi"]), "duchi"),
+    (lambda c: c["ldpfl"]["fig10"].update(mechanisms=["hiera"]), "hiera"),
+    (lambda c: c["hiera"]["fig3"]["graded"].update(component_rule="all"), "all"),
+    (lambda c: c["ldpfl"]["fig14"].update(discretize=[0]), "0"),
+    (lambda c: c["hiera"]["fig3"]["panels"][0].update(categorical_encoding="binary"), "binary"),
+])
+def test_bad_sgd_entry_fails_at_load(mutate, needle):
+    from snakemake.exceptions import WorkflowError
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    mutate(cfg)
+    with pytest.raises(WorkflowError) as err:
+        _validate(cfg)
+    assert needle in str(err.value)

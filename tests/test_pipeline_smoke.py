@@ -235,7 +235,8 @@ def test_sgd_figures_smoke(full_smoke):
     """Every LDP-SGD figure at smoke scale: Vehicle's SVM panel is built, the IPUMS/WISDM panels are
     'not available' offline, and every configured mechanism and ε is present where data exists."""
     tmp_path, cfg, _ = full_smoke
-    figs = [(p, f) for p in ("ldpfl", "dct") for f, e in cfg[p].items() if e.get("kind") == "sgd"]
+    figs = [(p, f) for p in ("hiera", "ldpfl", "dct") for f, e in cfg[p].items() if e.get("kind") == "sgd"]
+    assert {("hiera", "fig3"), ("ldpfl", "fig14"), ("ldpfl", "fig15")} <= set(figs)
     for t in [f"figures/{p}/{f}.{ext}" for p, f in figs for ext in ("png", "svg")]:
         assert (tmp_path / t).stat().st_size > 1000
     jobs = sorted((tmp_path / "results/ldpfl/fig10").glob("vehicle__*.parquet"))
@@ -250,3 +251,17 @@ def test_sgd_figures_smoke(full_smoke):
     for p, f in figs:
         claims = pd.read_parquet(tmp_path / f"results/{p}/{f}/claims.parquet")
         assert len(claims) and set(claims["verdict"]) <= set(VERDICTS)
+        summary = pd.read_parquet(tmp_path / f"results/{p}/{f}/summary.parquet")
+        smoke = cfg[p][f]["smoke"]
+        assert (summary["n"] == smoke["folds"] * smoke["cv_repetitions"]).all()  # every fold in one sample
+    # paper 000 Fig. 3 on its synthetic stand-in: every graded mechanism at every ε
+    h3 = pd.read_parquet(tmp_path / "results/hiera/fig3/summary.parquet")
+    assert set(h3["dataset"]) == {"synth_linreg_000"}
+    assert set(h3["mechanism"]) == set(cfg["hiera"]["fig3"]["mechanisms"])
+    assert set(h3["eps"]) == set(cfg["hiera"]["fig3"]["eps"])
+    # Figs. 14-15: PM-SUB at every number of outputs, the references as levels
+    for f in ("fig14", "fig15"):
+        s = pd.read_parquet(tmp_path / f"results/ldpfl/{f}/summary.parquet")
+        m = [x for x in cfg["ldpfl"][f]["discretize"] if x is not None]
+        assert sorted(s.loc[s["mechanism"] == "pm_sub", "n_outputs"].dropna()) == [2 * x + 1 for x in m]
+        assert s.loc[s["mechanism"] != "pm_sub", "n_outputs"].isna().all()

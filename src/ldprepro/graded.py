@@ -171,6 +171,15 @@ def _check_v(v: Any) -> np.ndarray:
     return va
 
 
+def _check_level(level: Any, v: np.ndarray, k: int) -> np.ndarray:
+    lv = np.asarray(level)
+    if lv.shape != v.shape:
+        raise ValueError(f"level must have the values' shape {v.shape}, got {lv.shape}")
+    if not np.issubdtype(lv.dtype, np.integer) or np.any((lv < 0) | (lv >= k)):
+        raise ValueError(f"level indices must be integers in 0..{k - 1}")
+    return lv.astype(np.int64)
+
+
 # --------------------------------------------------------------------------------------------------
 # graded Laplace baseline (§2)
 # --------------------------------------------------------------------------------------------------
@@ -195,9 +204,12 @@ class GradedLaplace:
         """Laplace scale 2/ε_{level(v)}."""
         return 2.0 / self.levels.eps[self.levels.level_of(v)]
 
-    def perturb(self, v: Any, rng: np.random.Generator) -> np.ndarray:
+    def perturb(self, v: Any, rng: np.random.Generator, level: Any = None) -> np.ndarray:
+        """v + Lap(2/ε_t) with t = level(v), or the given ``level`` indices (0-based, v's shape): the
+        privacy level of a gradient component is that of the attribute it belongs to (spec §7)."""
         va = _check_v(v)
-        return va + rng.laplace(0.0, 1.0, size=va.shape) * self.scale(va)
+        scale = self.scale(va) if level is None else 2.0 / self.levels.eps[_check_level(level, va, self.levels.k)]
+        return va + rng.laplace(0.0, 1.0, size=va.shape) * scale
 
     def logpdf(self, y: Any, v: Any) -> np.ndarray:
         """log density of the report y given input v (broadcasting)."""
@@ -246,10 +258,14 @@ class LHP:
     def k(self) -> int:
         return self.levels.k
 
-    def perturb(self, v: Any, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Returns (t_star int64 level indices, v_star int8 ±1), each of v's shape (1-d)."""
+    def perturb(self, v: Any, rng: np.random.Generator, level: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Returns (t_star int64 level indices, v_star int8 ±1), each of v's shape (1-d).
+
+        ``level`` (0-based indices, v's shape) replaces step 1's t = level(v) when the privacy level
+        is set by something other than the value, as for a gradient component, whose level is that of
+        its attribute (spec §7)."""
         va = _check_v(v).reshape(-1)
-        lv = self.levels.level_of(va)
+        lv = self.levels.level_of(va) if level is None else _check_level(level, va, self.k).reshape(-1)
         k = self.k
         if k > 1:
             t_star = grr_perturb(lv, k, self.levels.eps[lv], rng)

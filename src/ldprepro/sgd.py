@@ -59,9 +59,16 @@ def learning_rate(schedule: str, t: int, n_iter: int, eta0: float) -> float:
 
 
 def ldp_sgd(X: np.ndarray, y: np.ndarray, model: str, perturb: Callable | None, G: int, lam: float,
-            schedule: str, eta0: float, rng: np.random.Generator, clip: float = 1.0) -> np.ndarray:
+            schedule: str, eta0: float, rng: np.random.Generator, clip: float = 1.0,
+            aggregate: Callable | None = None, side: np.ndarray | None = None) -> np.ndarray:
     """Single-pass mini-batch SGD; ``perturb(matrix, rng)`` privatises a group's clipped gradients
-    (None: non-private). Users are shuffled once and split into ⌊n/G⌋ disjoint groups."""
+    (None: non-private) and the server averages them. Alternatively ``aggregate(matrix, side_rows,
+    rng)`` returns the server's estimate of the group's mean gradient directly, given per-user side
+    information ``side`` (rows aligned with X; e.g. the privacy level of each component, for
+    collectors such as HierA that estimate from report counts). Users are shuffled once and split
+    into ⌊n/G⌋ disjoint groups."""
+    if perturb is not None and aggregate is not None:
+        raise ValueError("give either perturb or aggregate, not both")
     n, d = X.shape
     theta = np.zeros(d)
     order = rng.permutation(n)
@@ -70,9 +77,11 @@ def ldp_sgd(X: np.ndarray, y: np.ndarray, model: str, perturb: Callable | None, 
     for t in range(1, n_iter + 1):
         idx = order[(t - 1) * size : t * size]
         g = np.clip(gradients(model, theta, X[idx], y[idx], lam), -clip, clip)
-        if perturb is not None:
-            g = perturb(g, rng)
-        theta = theta - learning_rate(schedule, t, n_iter, eta0) * g.mean(axis=0)
+        if aggregate is not None:
+            step = aggregate(g, side[idx], rng)
+        else:
+            step = (g if perturb is None else perturb(g, rng)).mean(axis=0)
+        theta = theta - learning_rate(schedule, t, n_iter, eta0) * step
     return theta
 
 

@@ -5,6 +5,8 @@
 - paper 002 (Zhao et al., zhao2021 §14 Fig. 7): d = 16 Gaussian attributes, sd 1/4, mean in
   {0, 1/3, 2/3, 1} [I].
 
+``target`` (optional) adds a linear-regression target column (:func:`linear_target`).
+
 How values are forced into [-1, 1] is not given [U]; ``bound: reject`` (default) redraws values
 outside, ``clip`` clips them. The exponential lives on [0, inf), so it ends up in [0, 1].
 All randomness comes from ``rng_for(seed, key)`` with key = dataset name + parameters.
@@ -44,6 +46,16 @@ def sample(rng: np.random.Generator, dist: str, params: dict, n: int,
     return out
 
 
+def linear_target(X: np.ndarray, target: dict, rng: np.random.Generator) -> np.ndarray:
+    """A regression target y = Xβ + N(0, noise_sd²), clipped to [-1, 1] (a stand-in for the census
+    regressions of papers 000 and 003, never presented as their data)."""
+    beta = np.asarray(target["coefficients"], dtype=float)
+    if beta.shape != (X.shape[1],):
+        raise ValueError(f"target.coefficients needs {X.shape[1]} values (one per attribute), got {beta.size}")
+    noise = rng.normal(0.0, float(target.get("noise_sd", 0.0)), X.shape[0])
+    return np.clip(X @ beta + float(target.get("intercept", 0.0)) + noise, LO, HI)
+
+
 def generate(dataset: str, options: dict, seed: int, scale: str = "paper") -> Table:
     n = int(options["size"][scale])
     d = int(options.get("dims", 1))
@@ -55,9 +67,13 @@ def generate(dataset: str, options: dict, seed: int, scale: str = "paper") -> Ta
     rng = rng_for(seed, key)
     names = ["x"] if d == 1 else [f"x{j:02d}" for j in range(1, d + 1)]
     cols = {name: sample(rng, dist, params, n, bound) for name in names}
+    target = options.get("target")
+    if target:
+        cols[target["name"]] = linear_target(np.column_stack([cols[c] for c in names]), target, rng)
+        key["target"] = target
     df = pd.DataFrame(cols)
     df.index = pd.RangeIndex(1, n + 1, name="row")
-    t = Table(df, [Column(c, "numeric", [LO, HI]) for c in names], f"synthetic:{dataset}", n)
+    t = Table(df, [Column(c, "numeric", [LO, HI]) for c in cols], f"synthetic:{dataset}", n)
     t.extra["generator"] = {"seed": seed, "key": key, "scale": scale,
                             "rng": "numpy PCG64 via ldprepro.seeding.rng_for(seed, key)"}
     return t

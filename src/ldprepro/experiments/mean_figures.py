@@ -105,8 +105,9 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     from ..plotting import not_available_panel, save_figure, style
 
     panels = fig_cfg["panels"]
-    metric = fig_cfg["metric"]
     xcol = fig_cfg.get("x", "eps")
+    # the quantity on the x axis is not a curve: discretisation m sets the number of outputs 2m+1
+    x_params = {"n_outputs": ("discretize",)}.get(xcol, ())
     ncols = min(len(panels), 3)
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.8 * nrows), squeeze=False)
@@ -120,7 +121,9 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             not_available_panel(ax, title_p, unavailable[ds])
             continue
         s = summary[summary["dataset"] == ds]
-        curve_cols = ["mechanism"] + [p for p in CURVE_PARAMS if p in s.columns and s[p].notna().any()]
+        metric = panel.get("metric", fig_cfg["metric"])
+        curve_cols = ["mechanism"] + [p for p in CURVE_PARAMS
+                                      if p in s.columns and s[p].notna().any() and p not in x_params]
         for keys, g in s.groupby(curve_cols, dropna=False, sort=False):
             keys = keys if isinstance(keys, tuple) else (keys,)
             ident = dict(zip(curve_cols, keys))
@@ -132,19 +135,31 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             meas = g[g["metric"] == metric].sort_values(xcol)
             if meas.empty:
                 continue
-            label = curve_label(meas.iloc[0])
+            for _, row in meas[meas[xcol].isna()].iterrows():  # no x value (continuous output): a level
+                kind = {"three_outputs": " (3 outputs)", "non_private": ""}.get(ident["mechanism"], " (continuous)")
+                ax.axhline(row["mean"], color=colour, ls=":", lw=1.3, label=st["label"] + kind)
+                ax.axhspan(row["ci_low"], row["ci_high"], color=colour, alpha=0.12, lw=0)
+            meas = meas[meas[xcol].notna()]
+            if meas.empty:
+                continue
+            label = curve_label(meas.iloc[0]) if not x_params else st["label"] + " (discretised)"
             ax.plot(meas[xcol], meas["mean"], marker=st["marker"], color=colour, label=label, lw=1.3, ms=4)
             ax.fill_between(meas[xcol], meas["ci_low"].clip(lower=meas["mean"] * 1e-3), meas["ci_high"],
                             color=colour, alpha=0.18, lw=0)
             theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)
             if len(theory):
                 ax.plot(theory[xcol], theory["mean"], ls="--", color=colour, lw=0.9, alpha=0.8)
-        ax.set_yscale(fig_cfg.get("yscale", "log"))
-        if xcol == "n_users":
+        ax.set_yscale(panel.get("yscale", fig_cfg.get("yscale", "log")))
+        if xcol in ("n_users", "n_outputs"):
             ax.set_xscale("log")
+        if xcol == "n_outputs":  # label the actual numbers of outputs (3, 5, 7, …)
+            ticks = sorted(set(s[xcol].dropna()))
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
         ax.set_title(title_p, fontsize=9)
-        ax.set_xlabel({"eps": "privacy budget ε", "n_users": "number of users n"}.get(xcol, xcol))
-        ax.set_ylabel(fig_cfg.get("ylabel", metric))
+        ax.set_xlabel({"eps": "privacy budget ε", "n_users": "number of users n",
+                       "n_outputs": "number of output values 2m+1"}.get(xcol, xcol))
+        ax.set_ylabel(panel.get("ylabel", fig_cfg.get("ylabel", metric)))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     note = "; dashed: theory" if fig_cfg.get("kind", "mean") == "mean" else ""

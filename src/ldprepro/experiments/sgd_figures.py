@@ -3,7 +3,9 @@
 One job per (figure, dataset, mechanism) loops over ε, cross-validation repetitions and folds;
 every (ε, repetition, fold) trains with its own Generator keyed by the job's parameters. Rows:
 metric ``misclassification_rate`` (logistic, SVM) or ``test_mse`` (linear) on the held-out fold,
-``rep`` = repetition × k + fold. The non-private reference is the mechanism ``non_private``.
+``rep`` = CV repetition × k + fold (the aggregation's sample is every fold of every repetition).
+The non-private reference is the mechanism ``non_private``. ``discretize`` may be a list (error vs
+the number of outputs 2m+1, paper 002 Figs. 14-15).
 """
 
 from __future__ import annotations
@@ -15,14 +17,36 @@ import pandas as pd
 from sklearn.model_selection import KFold
 
 from ..data.transform import to_unit
+from ..graded import GradedLevels
+from ..graded_sgd import GradedGradientCollector, component_levels
 from ..mechanisms import get_multidim
 from ..seeding import rng_for
 from ..sgd import evaluate, group_size, ldp_sgd
 
+ENCODINGS = ("k_minus_1", "one_hot")
+
+
+def _encode_categorical(values: pd.Series, cats: list, encoding: str, on: float, off: float) -> np.ndarray:
+    codes = pd.Categorical(values, categories=cats).codes
+    if encoding == "ordinal":  # consecutive integers in the card's category order, rescaled to [−1, 1]
+        k = len(cats)
+        return (2.0 * codes / (k - 1) - 1.0 if k > 1 else np.zeros(len(codes)))[:, None]
+    width = len(cats) if encoding == "one_hot" else len(cats) - 1
+    block = np.full((len(codes), width), off)
+    rows = np.flatnonzero(codes < width)  # k−1: the last value switches none of the attributes on
+    block[rows, codes[rows]] = on
+    return block
+
 
 def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Features in [−1, 1] (numeric: card domains; categorical: k−1 binary attributes with the
-    configured on/off values) and the target (numeric → [−1, 1]; label → ±1)."""
+    """Features in [−1, 1] and the target (numeric → [−1, 1]; label → ±1).
+
+    Numeric attributes map through their card domains. Categorical ones follow the panel's
+    ``categorical_encoding``: ``k_minus_1`` (papers 002, 003: k values → k−1 binary attributes, value
+    l < k switches attribute l on, value k none), or ``one_hot`` (paper 000: k attributes), with the
+    ``categorical_on`` / ``categorical_off`` values; attributes listed in ``ordinal`` become
+    consecutive integers rescaled to [−1, 1] (paper 000). ``intercept: true`` appends a column of 1s
+    (last column)."""
     cols = {c["name"]: c for c in card["columns"]}
     target = panel["target"]
     if target not in cols:
@@ -34,6 +58,13 @@ def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray
         names = list(features)
     else:
         names = [c for c in cols if c != target and cols[c]["type"] in ("numeric", "categorical")]
+    missing = [c for c in names if c not in cols]
+    if missing:
+        raise ValueError(f"panel {panel['dataset']}: feature columns {missing} are not in the dataset")
+    encoding = panel.get("categorical_encoding", "k_minus_1")
+    if encoding not in ENCODINGS:
+        raise ValueError(f"panel {panel['dataset']}: categorical_encoding must be one of {ENCODINGS}, got {encoding!r}")
+    ordinal = set(panel.get("ordinal", []))
     blocks = []
     on, off = panel.get("categorical_on", 1.0), panel.get("categorical_off", -1.0)
     for name in names:
@@ -42,11 +73,7 @@ def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray
             blocks.append(to_unit(df[name].to_numpy(dtype=float), c["domain"])[:, None])
         else:
             cats = list(c.get("categories") or pd.unique(df[name]))
-            codes = pd.Categorical(df[name], categories=cats).codes
-            block = np.full((len(df), len(cats) - 1), off)
-            for j in range(len(cats) - 1):  # value j < k−1 switches attribute j on; the last switches none
-                block[codes == j, j] = on
-            blocks.append(block)
+            blocks.append(_encode_categorical(df[name], cats, "ordinal" if name in ordinal else encoding, on, off))
     if panel.get("intercept", False):
         blocks.append(np.ones((len(df), 1)))
     X = np.hstack(blocks)
@@ -61,32 +88,67 @@ def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray
     return X, y
 
 
+def n_outputs(disc: int | None) -> float:
+    """Number of output values 2m+1 of a discretised mechanism (Alg. 5); NaN without discretisation
+    (continuous outputs, and Three-Outputs' native 3, drawn as reference levels)."""
+    return float("nan") if disc is None else float(2 * disc + 1)
+
+
+def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None):
+    """(perturb, aggregate) for one ε: Alg. 6 multidimensional perturbation (papers 002, 003), or
+    paper 000's graded collection (``collector: graded``; ``ldprepro.graded_sgd``)."""
+    if mechanism == "non_private":
+        return None, None
+    if fig.get("collector", "multidim") == "graded":
+        g = fig.get("graded", {})
+        levels = GradedLevels.from_base_eps(eps, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
+        params = fig.get("mechanism_params", {}).get(mechanism, {})
+        col = GradedGradientCollector(mechanism, levels, mu=int(params.get("mu", 2)),
+                                      step5_mode=params.get("step5_mode", "intended"), clip=params.get("clip", True),
+                                      component_rule=g.get("component_rule", "sample_one"))
+        return None, col.aggregate
+    return get_multidim(mechanism, eps, d, discretize=disc).perturb, None
+
+
 def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int,
             paper: str, figure: str) -> list[dict]:
+    """Every (discretisation × ε × CV repetition × fold) of one mechanism on one panel. Panels may
+    override the figure's ``model`` and ``metric``. ``rep`` = CV repetition × folds + fold."""
+    fig = {**fig, **{k: panel[k] for k in ("model", "metric") if k in panel}}
     X, y = design_matrix(df, card, panel)
     if fig.get("max_users"):
         X, y = X[: fig["max_users"]], y[: fig["max_users"]]
     n, d = X.shape
+    d_features = d - bool(panel.get("intercept", False))
     model = fig["model"]
-    disc = fig.get("discretize") if mechanism in fig.get("discretize_mechanisms", []) else None
+    disc_values = fig.get("discretize") if mechanism in fig.get("discretize_mechanisms", []) else None
+    disc_values = disc_values if isinstance(disc_values, list) else [disc_values]
+    side = None
+    if fig.get("collector") == "graded":
+        g = fig.get("graded", {})
+        levels = GradedLevels.from_base_eps(1.0, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
+        side = component_levels(X, y, levels, d - 1 if panel.get("intercept") else None,
+                                g.get("intercept_level", "target"))
+    folds_k = int(fig["folds"])
     rows = []
-    for eps in fig["eps"]:
-        eps = float(eps)
-        G = group_size(d, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
-        collector = None if mechanism == "non_private" else get_multidim(mechanism, eps, d, discretize=disc)
-        perturb = None if collector is None else collector.perturb
-        for cv_rep in range(int(fig["cv_repetitions"])):
-            key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
-                   "eps": eps, "cv_rep": cv_rep, "discretize": disc}
-            split_seed = int(rng_for(seed, {**key, "purpose": "folds"}).integers(2**31 - 1))
-            folds = KFold(n_splits=int(fig["folds"]), shuffle=True, random_state=split_seed)
-            for fold, (train, test) in enumerate(folds.split(X)):
-                rng = rng_for(seed, {**key, "fold": fold})
-                theta = ldp_sgd(X[train], y[train], model, perturb, G, fig["lambda"], fig["learning_rate"],
-                                fig.get("eta0", 1.0), rng)
-                metric, value = evaluate(model, theta, X[test], y[test])
-                rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
-                             "eps": eps, "discretize": disc, "n_users": n, "n_features": d, "group_size": G,
-                             "cv_rep": cv_rep, "fold": fold, "rep": cv_rep * int(fig["folds"]) + fold,
-                             "metric": metric, "value": value})
+    for disc in disc_values:
+        for eps in fig["eps"]:
+            eps = float(eps)
+            G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
+            perturb, aggregate = _collector(fig, mechanism, eps, d, disc)
+            for cv_rep in range(int(fig["cv_repetitions"])):
+                key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
+                       "eps": eps, "cv_rep": cv_rep, "discretize": disc}
+                split_seed = int(rng_for(seed, {**key, "purpose": "folds"}).integers(2**31 - 1))
+                folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
+                for fold, (train, test) in enumerate(folds.split(X)):
+                    rng = rng_for(seed, {**key, "fold": fold})
+                    theta = ldp_sgd(X[train], y[train], model, perturb, G, fig["lambda"], fig["learning_rate"],
+                                    fig.get("eta0", 1.0), rng, aggregate=aggregate,
+                                    side=None if side is None else side[train])
+                    metric, value = evaluate(model, theta, X[test], y[test])
+                    rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"],
+                                 "mechanism": mechanism, "eps": eps, "rep": cv_rep * folds_k + fold,
+                                 "discretize": disc, "n_outputs": n_outputs(disc), "model": model,
+                                 "n_users": n, "n_features": d, "group_size": G, "metric": metric, "value": value})
     return rows
