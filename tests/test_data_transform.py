@@ -183,6 +183,8 @@ def test_synthetic_regression_target():
     assert np.all(np.abs(est - beta) <= 5 * se)
     with pytest.raises(ValueError, match="4 values"):
         synthetic.generate("lin", {**opts, "target": {"name": "y", "coefficients": [1.0]}}, 3, "smoke")
+    with pytest.raises(ValueError, match="attribute's name"):
+        synthetic.generate("lin", {**opts, "target": {"name": "x02", "coefficients": beta}}, 3, "smoke")
 
 
 @pytest.mark.parametrize("mutate,needle", [
@@ -191,6 +193,9 @@ def test_synthetic_regression_target():
     (lambda c: c["hiera"]["fig3"]["graded"].update(component_rule="all"), "all"),
     (lambda c: c["ldpfl"]["fig14"].update(discretize=[0]), "0"),
     (lambda c: c["hiera"]["fig3"]["panels"][0].update(categorical_encoding="binary"), "binary"),
+    (lambda c: c["hiera"]["fig3"].update(discretize=10), "discretize"),
+    (lambda c: c["ldpfl"]["fig10"].update(sweep={"clip": [True]}), "sweep"),
+    (lambda c: c["hiera"]["fig3"].update(sweep={"alpha": [1]}), "alpha"),
 ])
 def test_bad_sgd_entry_fails_at_load(mutate, needle):
     from snakemake.exceptions import WorkflowError

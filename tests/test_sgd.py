@@ -121,6 +121,11 @@ def test_categorical_encodings_one_hot_and_ordinal():
         design_matrix(df, card, {"dataset": "d", "target": "t", "categorical_encoding": "binary"})
     with pytest.raises(ValueError, match="feature columns"):
         design_matrix(df, card, {"dataset": "d", "target": "t", "features": ["nope"]})
+    with pytest.raises(ValueError, match="ordinal attributes"):
+        design_matrix(df, card, {"dataset": "d", "target": "t", "features": ["c"], "ordinal": ["o"]})
+    bad = df.assign(c=["x", None, "w", "x"])  # a missing value and one outside the categories
+    with pytest.raises(ValueError, match="'c': 2 values missing or outside"):
+        design_matrix(bad, card, {"dataset": "d", "target": "t"})
 
 
 def _toy_regression(n=3000):
@@ -135,7 +140,8 @@ def test_graded_collector_job():
     """Paper 000's configuration: every graded mechanism trains, rows carry the settings, and the
     non-private model is far better than the zero model on a noiseless-ish toy problem."""
     df, card = _toy_regression()
-    fig = {"kind": "sgd", "collector": "graded", "mechanisms": ["hiera", "graded_laplace", "harmony", "pm"],
+    fig = {"kind": "sgd", "collector": "graded", "mechanisms": ["hiera", "graded_laplace", "harmony", "pm",
+                                                             "harmony_at_level", "pm_at_level"],
            "mechanism_params": {"hiera": {"mu": 2}}, "graded": {"component_rule": "sample_one"},
            "eps": [0.5, 1.0], "model": "linear", "lambda": 1e-4, "learning_rate": "inv_sqrt_t",
            "folds": 2, "cv_repetitions": 1, "metric": "test_mse"}
@@ -149,6 +155,15 @@ def test_graded_collector_job():
             assert frame["value"].max() < 0.2 * np.mean(df["y"] ** 2)
     with pytest.raises(ValueError, match="unknown graded SGD mechanism"):
         run_job(fig, panel, "duchi", df, card, 2, "hiera", "fig3")
+    # HierA's clipping as two curves; the sweep touches HierA only
+    swept = {**fig, "sweep": {"clip": [True, False]}}
+    h = tidy_frame(run_job(swept, panel, "hiera", df, card, 2, "hiera", "fig3"))
+    assert len(h) == 8 and sorted(h["clip"].unique()) == [False, True] and (h["mu"] == 2).all()
+    assert (aggregate(h)["n"] == 2).all()
+    pm = tidy_frame(run_job(swept, panel, "pm", df, card, 2, "hiera", "fig3"))
+    assert len(pm) == 4 and "clip" not in pm and (pm["budget_factor"] == 1.0).all()
+    lv = tidy_frame(run_job(swept, panel, "pm_at_level", df, card, 2, "hiera", "fig3"))
+    assert (lv["budget_factor"] > 1.0).all()  # uniform attributes spread over all five levels
 
 
 def test_discretisation_sweep_rows():

@@ -20,7 +20,14 @@ How the D components share the budget is not stated [U]. Two rules:
 
 Mechanisms: ``hiera`` (LHP users + HierA collector, Algorithm 5), ``graded_laplace`` (Lap(2/ε_t) at
 the component's level; the paper's baseline, not ε-LDP for any finite ε), and ``harmony`` / ``pm`` at
-the base budget ε (the most private level's) for every component [P].
+the base budget ε (the most private level's) for every component [P]. Ours, as a budget-matched
+reference: ``harmony_at_level`` / ``pm_at_level`` run Harmony / PM at the component's level budget
+ε_t, the same budget the graded methods spend, so that a graded method's lead over the base-ε
+baselines can be told apart from the extra budget it spends.
+
+HierA's step-6 clipping shrinks a component's estimate when few users report it (about G/D per
+component; spec §6.1): the clipped collector is biased towards 0 and has a lower variance. The
+unclipped one (``clip=False``, intended step 5) is exactly unbiased.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import numpy as np
 from .graded import LHP, GradedLaplace, GradedLevels, hiera_estimate_counts
 from .mechanisms import get_mechanism
 
-GRADED_SGD_MECHANISMS = ("hiera", "graded_laplace", "harmony", "pm")
+GRADED_SGD_MECHANISMS = ("hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level")
 COMPONENT_RULES = ("sample_one", "every_component")
 
 
@@ -55,6 +62,8 @@ class GradedGradientCollector:
             raise ValueError(f"component_rule must be one of {COMPONENT_RULES}, got {self.component_rule!r}")
         base = float(self.levels.eps.min())  # the most private level's budget, ε
         self._flat = get_mechanism(self.mechanism, base) if self.mechanism in ("harmony", "pm") else None
+        self._per_level = ([get_mechanism(self.mechanism.removesuffix("_at_level"), float(e)) for e in self.levels.eps]
+                           if self.mechanism.endswith("_at_level") else None)
         self._laplace = GradedLaplace(self.levels)
         self._lhp = LHP(self.levels)
 
@@ -78,12 +87,25 @@ class GradedGradientCollector:
                 m = np.asarray(hiera_estimate_counts(counts, self.levels, self.mu, rng, self.step5_mode, self.clip))
             sums = np.where(n_j > 0, np.nan_to_num(m) * n_j, 0.0)
         else:
-            reports = (self._laplace.perturb(v, rng, level=lv) if self.mechanism == "graded_laplace"
-                       else self._flat.perturb(v, rng))
+            if self.mechanism == "graded_laplace":
+                reports = self._laplace.perturb(v, rng, level=lv)
+            elif self._per_level is not None:
+                reports = np.empty_like(v)
+                for t, mech in enumerate(self._per_level):
+                    at = lv == t
+                    reports[at] = mech.perturb(v[at], rng)
+            else:
+                reports = self._flat.perturb(v, rng)
             sums = np.bincount(comp, weights=reports, minlength=D)
         if self.component_rule == "sample_one":
             return sums * D / G
         return sums / G
+
+
+def mean_budget_factor(level: np.ndarray, levels: GradedLevels) -> float:
+    """Average budget of a component's report relative to the base ε (ε_t/ε averaged over users and
+    components; each component is equally likely to be drawn)."""
+    return float((levels.eps / levels.eps.min())[level].mean())
 
 
 def component_levels(X: np.ndarray, y: np.ndarray, levels: GradedLevels, intercept_column: int | None,

@@ -27,6 +27,8 @@ MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
     "dct": ("DCT (not LDP)", "#bcbd22", "<"),
     "graded_laplace": ("graded Laplace (not LDP)", "#393b79", ">"),
     "hiera": ("HierA", "#e6550d", "p"),
+    "harmony_at_level": ("Harmony at the level budget (ours)", "#17becf", "1"),
+    "pm_at_level": ("PM at the level budget (ours)", "#ff7f0e", "2"),
     "non_private": ("non-private", "#000000", ""),
     "em": ("EM", "#1f77b4", "o"),
     "lasso": ("LASSO", "#ff7f0e", "s"),
@@ -43,7 +45,7 @@ def style(name: str) -> dict:
     label, colour, marker = MECHANISM_STYLE.get(base, (name, "#555555", "."))
     if name.endswith("_disc"):
         label += " (discretised)"
-    return {"label": label, "color": colour, "marker": marker}
+    return {"label": label, "color": colour, "marker": marker, "ls": "--" if base.endswith("_at_level") else "-"}
 
 
 def not_available_panel(ax, title: str, reason: str) -> None:

@@ -64,13 +64,16 @@ def generate(dataset: str, options: dict, seed: int, scale: str = "paper") -> Ta
     bound = options.get("bound", "reject")
     key = {"dataset": dataset, "distribution": dist, "params": params, "dims": d, "n": n,
            "bound": bound}
-    rng = rng_for(seed, key)
-    names = ["x"] if d == 1 else [f"x{j:02d}" for j in range(1, d + 1)]
-    cols = {name: sample(rng, dist, params, n, bound) for name in names}
     target = options.get("target")
+    names = ["x"] if d == 1 else [f"x{j:02d}" for j in range(1, d + 1)]
+    if target:
+        key["target"] = target
+        if target["name"] in names:
+            raise ValueError(f"synthetic dataset {dataset}: target name {target['name']!r} is an attribute's name")
+    rng = rng_for(seed, key)
+    cols = {name: sample(rng, dist, params, n, bound) for name in names}
     if target:
         cols[target["name"]] = linear_target(np.column_stack([cols[c] for c in names]), target, rng)
-        key["target"] = target
     df = pd.DataFrame(cols)
     df.index = pd.RangeIndex(1, n + 1, name="row")
     t = Table(df, [Column(c, "numeric", [LO, HI]) for c in cols], f"synthetic:{dataset}", n)

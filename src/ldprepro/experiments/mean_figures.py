@@ -18,7 +18,7 @@ import pandas as pd
 from ..data.transform import to_unit
 from .mean import mean_error_rows
 
-CURVE_PARAMS = ("alpha", "discretize", "mu")
+CURVE_PARAMS = ("alpha", "discretize", "mu", "clip", "eps")
 
 
 def panel_columns(card: dict, panel: dict) -> list[str]:
@@ -85,14 +85,17 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     return rows
 
 
-def curve_label(row: pd.Series) -> str:
+def curve_label(row: pd.Series, params=CURVE_PARAMS) -> str:
+    """Mechanism label plus the curve's parameters (those in ``params``)."""
     from ..plotting import style
 
     label = style(row["mechanism"])["label"]
-    symbol = {"alpha": "α", "mu": "μ"}
-    extras = [f"{symbol.get(p, p)}={row[p]:g}" for p in CURVE_PARAMS
-              if p in row and pd.notna(row[p]) and p != "discretize"]
-    if "discretize" in row and pd.notna(row["discretize"]):
+    symbol = {"alpha": "α", "mu": "μ", "eps": "ε"}
+    extras = [f"{symbol.get(p, p)}={row[p]:g}" for p in params
+              if p in row and pd.notna(row[p]) and p not in ("discretize", "clip", "mechanism")]
+    if "clip" in params and "clip" in row and pd.notna(row["clip"]):
+        extras.append("clipped" if row["clip"] else "unclipped")
+    if "discretize" in params and "discretize" in row and pd.notna(row["discretize"]):
         label += f" (discretised, m={int(row['discretize'])})"
     return label + (" " + " ".join(extras) if extras else "")
 
@@ -122,15 +125,17 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             continue
         s = summary[summary["dataset"] == ds]
         metric = panel.get("metric", fig_cfg["metric"])
+        # a parameter is a curve only when it varies here (ε only off the x axis)
         curve_cols = ["mechanism"] + [p for p in CURVE_PARAMS
-                                      if p in s.columns and s[p].notna().any() and p not in x_params]
+                                      if p in s.columns and s[p].notna().any() and p not in x_params and p != xcol
+                                      and (p != "eps" or s[p].nunique() > 1)]
         for keys, g in s.groupby(curve_cols, dropna=False, sort=False):
             keys = keys if isinstance(keys, tuple) else (keys,)
             ident = dict(zip(curve_cols, keys))
             st = style(ident["mechanism"])
             colour = st["color"]
             for p, vals in sweep_values.items():
-                if p in ident and pd.notna(ident[p]) and len(vals) > 1:
+                if p != "clip" and p in ident and pd.notna(ident[p]) and len(vals) > 1:
                     colour = colormaps["viridis"](vals.index(ident[p]) / (len(vals) - 1))
             meas = g[g["metric"] == metric].sort_values(xcol)
             if meas.empty:
@@ -142,8 +147,9 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             meas = meas[meas[xcol].notna()]
             if meas.empty:
                 continue
-            label = curve_label(meas.iloc[0]) if not x_params else st["label"] + " (discretised)"
-            ax.plot(meas[xcol], meas["mean"], marker=st["marker"], color=colour, label=label, lw=1.3, ms=4)
+            label = curve_label(meas.iloc[0], curve_cols) + (" (discretised)" if x_params else "")
+            ax.plot(meas[xcol], meas["mean"], marker=st["marker"], color=colour, label=label, lw=1.3, ms=4,
+                    ls=st["ls"] if ident.get("clip", True) is not False else ":")
             ax.fill_between(meas[xcol], meas["ci_low"].clip(lower=meas["mean"] * 1e-3), meas["ci_high"],
                             color=colour, alpha=0.18, lw=0)
             theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)

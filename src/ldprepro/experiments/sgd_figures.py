@@ -10,6 +10,7 @@ the number of outputs 2m+1, paper 002 Figs. 14-15).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -18,7 +19,7 @@ from sklearn.model_selection import KFold
 
 from ..data.transform import to_unit
 from ..graded import GradedLevels
-from ..graded_sgd import GradedGradientCollector, component_levels
+from ..graded_sgd import GradedGradientCollector, component_levels, mean_budget_factor
 from ..mechanisms import get_multidim
 from ..seeding import rng_for
 from ..sgd import evaluate, group_size, ldp_sgd
@@ -27,7 +28,11 @@ ENCODINGS = ("k_minus_1", "one_hot")
 
 
 def _encode_categorical(values: pd.Series, cats: list, encoding: str, on: float, off: float) -> np.ndarray:
-    codes = pd.Categorical(values, categories=cats).codes
+    codes = pd.Index(cats).get_indexer(pd.Series(values).astype(object))  # −1: missing or unknown
+    if (codes < 0).any():
+        bad = values[codes < 0]
+        raise ValueError(f"categorical column {values.name!r}: {len(bad)} values missing or outside its categories "
+                         f"(first: {bad.iloc[0]!r}); the dataset's cleaning must drop or map them")
     if encoding == "ordinal":  # consecutive integers in the card's category order, rescaled to [−1, 1]
         k = len(cats)
         return (2.0 * codes / (k - 1) - 1.0 if k > 1 else np.zeros(len(codes)))[:, None]
@@ -65,6 +70,9 @@ def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray
     if encoding not in ENCODINGS:
         raise ValueError(f"panel {panel['dataset']}: categorical_encoding must be one of {ENCODINGS}, got {encoding!r}")
     ordinal = set(panel.get("ordinal", []))
+    not_categorical = sorted(ordinal - {c for c in names if cols[c]["type"] == "categorical"})
+    if not_categorical:
+        raise ValueError(f"panel {panel['dataset']}: ordinal attributes {not_categorical} are not categorical features")
     blocks = []
     on, off = panel.get("categorical_on", 1.0), panel.get("categorical_off", -1.0)
     for name in names:
@@ -94,26 +102,40 @@ def n_outputs(disc: int | None) -> float:
     return float("nan") if disc is None else float(2 * disc + 1)
 
 
-def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None):
+def _levels(fig: dict, eps: float) -> GradedLevels:
+    g = fig.get("graded", {})
+    return GradedLevels.from_base_eps(eps, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
+
+
+def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, params: dict):
     """(perturb, aggregate) for one ε: Alg. 6 multidimensional perturbation (papers 002, 003), or
     paper 000's graded collection (``collector: graded``; ``ldprepro.graded_sgd``)."""
     if mechanism == "non_private":
         return None, None
     if fig.get("collector", "multidim") == "graded":
-        g = fig.get("graded", {})
-        levels = GradedLevels.from_base_eps(eps, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
-        params = fig.get("mechanism_params", {}).get(mechanism, {})
-        col = GradedGradientCollector(mechanism, levels, mu=int(params.get("mu", 2)),
+        col = GradedGradientCollector(mechanism, _levels(fig, eps), mu=int(params.get("mu", 2)),
                                       step5_mode=params.get("step5_mode", "intended"), clip=params.get("clip", True),
-                                      component_rule=g.get("component_rule", "sample_one"))
+                                      component_rule=fig.get("graded", {}).get("component_rule", "sample_one"))
         return None, col.aggregate
     return get_multidim(mechanism, eps, d, discretize=disc).perturb, None
 
 
+def _graded_columns(fig: dict, mechanism: str, params: dict, budget_factor: float) -> dict:
+    """Settings of the graded collection recorded in every row (HierA's μ and clipping only for HierA)."""
+    if fig.get("collector") != "graded":
+        return {}
+    cols = {"component_rule": fig.get("graded", {}).get("component_rule", "sample_one"),
+            "budget_factor": budget_factor if mechanism not in ("harmony", "pm", "non_private") else 1.0}
+    if mechanism == "hiera":
+        cols.update(mu=int(params.get("mu", 2)), clip=bool(params.get("clip", True)))
+    return cols
+
+
 def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int,
             paper: str, figure: str) -> list[dict]:
-    """Every (discretisation × ε × CV repetition × fold) of one mechanism on one panel. Panels may
-    override the figure's ``model`` and ``metric``. ``rep`` = CV repetition × folds + fold."""
+    """Every (discretisation × swept parameter × ε × CV repetition × fold) of one mechanism on one
+    panel. Panels may override the figure's ``model`` and ``metric``; ``sweep`` (e.g. HierA's
+    ``clip``) applies to ``sweep_mechanisms``. ``rep`` = CV repetition × folds + fold."""
     fig = {**fig, **{k: panel[k] for k in ("model", "metric") if k in panel}}
     X, y = design_matrix(df, card, panel)
     if fig.get("max_users"):
@@ -123,32 +145,36 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     model = fig["model"]
     disc_values = fig.get("discretize") if mechanism in fig.get("discretize_mechanisms", []) else None
     disc_values = disc_values if isinstance(disc_values, list) else [disc_values]
-    side = None
+    side, budget_factor = None, float("nan")
     if fig.get("collector") == "graded":
-        g = fig.get("graded", {})
-        levels = GradedLevels.from_base_eps(1.0, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
+        levels = _levels(fig, 1.0)
         side = component_levels(X, y, levels, d - 1 if panel.get("intercept") else None,
-                                g.get("intercept_level", "target"))
+                                fig.get("graded", {}).get("intercept_level", "target"))
+        budget_factor = mean_budget_factor(side, levels)
+    sweep = fig.get("sweep", {}) if mechanism in fig.get("sweep_mechanisms", ["hiera"]) else {}
+    names = list(sweep)
     folds_k = int(fig["folds"])
     rows = []
-    for disc in disc_values:
-        for eps in fig["eps"]:
-            eps = float(eps)
-            G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
-            perturb, aggregate = _collector(fig, mechanism, eps, d, disc)
-            for cv_rep in range(int(fig["cv_repetitions"])):
-                key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
-                       "eps": eps, "cv_rep": cv_rep, "discretize": disc}
-                split_seed = int(rng_for(seed, {**key, "purpose": "folds"}).integers(2**31 - 1))
-                folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
-                for fold, (train, test) in enumerate(folds.split(X)):
-                    rng = rng_for(seed, {**key, "fold": fold})
-                    theta = ldp_sgd(X[train], y[train], model, perturb, G, fig["lambda"], fig["learning_rate"],
-                                    fig.get("eta0", 1.0), rng, aggregate=aggregate,
-                                    side=None if side is None else side[train])
-                    metric, value = evaluate(model, theta, X[test], y[test])
-                    rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"],
-                                 "mechanism": mechanism, "eps": eps, "rep": cv_rep * folds_k + fold,
-                                 "discretize": disc, "n_outputs": n_outputs(disc), "model": model,
-                                 "n_users": n, "n_features": d, "group_size": G, "metric": metric, "value": value})
+    for disc, combo, eps in itertools.product(disc_values, itertools.product(*(sweep[k] for k in names)), fig["eps"]):
+        params = {**fig.get("mechanism_params", {}).get(mechanism, {}), **dict(zip(names, combo))}
+        extra = _graded_columns(fig, mechanism, params, budget_factor)
+        eps = float(eps)
+        G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
+        perturb, aggregate = _collector(fig, mechanism, eps, d, disc, params)
+        for cv_rep in range(int(fig["cv_repetitions"])):
+            key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
+                   "eps": eps, "cv_rep": cv_rep, "discretize": disc, **dict(zip(names, combo))}
+            split_seed = int(rng_for(seed, {**key, "purpose": "folds"}).integers(2**31 - 1))
+            folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
+            for fold, (train, test) in enumerate(folds.split(X)):
+                rng = rng_for(seed, {**key, "fold": fold})
+                theta = ldp_sgd(X[train], y[train], model, perturb, G, fig["lambda"], fig["learning_rate"],
+                                fig.get("eta0", 1.0), rng, aggregate=aggregate,
+                                side=None if side is None else side[train])
+                metric, value = evaluate(model, theta, X[test], y[test])
+                rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"],
+                             "mechanism": mechanism, "eps": eps, "rep": cv_rep * folds_k + fold,
+                             "discretize": disc, "n_outputs": n_outputs(disc), "model": model,
+                             "n_users": n, "n_features": d, "group_size": G, **extra,
+                             "metric": metric, "value": value})
     return rows
