@@ -150,6 +150,19 @@ def test_shipped_config_is_valid():
     _validate(yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
+def test_a_new_experiment_entry_is_accepted_and_checked():
+    """Users add experiments as new figN entries (README, "Adding an experiment"): a valid one
+    passes the schema, an incomplete one fails at load naming the missing key."""
+    from snakemake.exceptions import WorkflowError
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    cfg["dct"]["fig99"] = {**cfg["dct"]["fig2"], "mechanisms": ["pm", "hm_tp"]}
+    cfg["ldpfl"]["fig98"] = {**cfg["ldpfl"]["fig10"], "eps": [2]}
+    _validate(cfg)
+    cfg["hiera"]["fig97"] = {"kind": "sgd", "panels": [{"dataset": "vehicle", "target": "label"}]}
+    with pytest.raises(WorkflowError, match="mechanisms"):
+        _validate(cfg)
+
+
 @pytest.mark.parametrize("mutate,needle", [
     (lambda c: c["datasets"]["adult"]["files"][0].update(sha="x"), "sha"),
     (lambda c: c["datasets"]["adult"]["files"][0].update(sha256="abc"), "abc"),

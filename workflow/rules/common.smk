@@ -65,3 +65,10 @@ def figure_panel(entry, dataset):
         if panel["dataset"] == dataset:
             return panel
     raise ValueError(f"no panel for dataset {dataset}")
+
+
+def figure_caption(paper, fig):
+    """The figure's report caption (workflow/report/<paper>_<figN>.rst), or the generic one for an
+    experiment a user added in config.yaml."""
+    own = f"{paper}_{fig}.rst"
+    return f"../report/{own}" if (Path(workflow.basedir) / "workflow/report" / own).exists() else "../report/experiment.rst"

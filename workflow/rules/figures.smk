@@ -51,7 +51,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         output:
             summary=f"results/{_paper}/{_fig}/summary.parquet",
             claims=f"results/{_paper}/{_fig}/claims.parquet",
-            png=report(f"figures/{_paper}/{_fig}.png", caption=f"../report/{_paper}_{_fig}.rst",
+            png=report(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig),
                        category=_paper),
             svg=f"figures/{_paper}/{_fig}.svg",
         params:
