@@ -84,6 +84,21 @@ def _converged(new: np.ndarray, old: np.ndarray, gap: float, stop: str) -> bool:
     raise ValueError(f"unknown stop rule {stop!r}; choose one of {STOP_RULES}")
 
 
+def _em_iterate(theta: np.ndarray, posterior_sum, n: int, gap: float, stop: str,
+                max_iter: int) -> tuple[np.ndarray, int, bool]:
+    """EM fixed-point iterations θ' = θ·posterior_sum(θ)/n until the change is ≤ ``gap`` (rule
+    ``stop``) or ``max_iter``; returns (θ, iterations, converged)."""
+    it = 0
+    while it < max_iter:
+        new = theta * posterior_sum(theta) / n
+        it += 1
+        done = _converged(new, theta, gap, stop)
+        theta = new
+        if done:
+            return theta, it, True
+    return theta, it, False
+
+
 def true_joint(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """Empirical joint of the k columns of ``codes`` (N, k) over Ω_S, flat C order."""
     c = np.asarray(codes, dtype=np.int64)
@@ -172,16 +187,7 @@ def em(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, gap: float
         theta = np.full(C, 1.0 / C)
     else:
         theta = np.asarray(theta0, dtype=float).reshape(sizes).transpose(perm).reshape(-1).copy()
-    it = 0
-    converged = False
-    while it < max_iter:
-        new = theta * _posterior_sum(theta, lams, wsizes) / n
-        it += 1
-        done = _converged(new, theta, gap, stop)
-        theta = new
-        if done:
-            converged = True
-            break
+    theta, it, converged = _em_iterate(theta, lambda th: _posterior_sum(th, lams, wsizes), n, gap, stop, max_iter)
     inv = np.argsort(perm)
     theta = theta.reshape(wsizes).transpose(inv).reshape(-1)
     return Estimate(theta / theta.sum(), it, C, {"converged": converged})
@@ -216,22 +222,16 @@ def em_candidates(blocks: Sequence[np.ndarray], q_star: float, p_star: float, ca
 
     cached = likelihood(0, n) if n * m <= _CACHE_ELEMENTS else None
     chunk = n if cached is not None else max(1, _CHUNK_ELEMENTS // max(m, 1))
-    theta = np.asarray(theta0, dtype=float).copy()
-    theta /= theta.sum()
-    it, converged = 0, False
-    while it < max_iter:
+    def posterior_sum(theta: np.ndarray) -> np.ndarray:
         G = np.zeros(m)
         for a in range(0, n, chunk):
-            b = min(n, a + chunk)
-            L = cached if cached is not None else likelihood(a, b)
+            L = cached if cached is not None else likelihood(a, min(n, a + chunk))
             G += L @ (1.0 / (theta @ L))
-        new = theta * G / n
-        it += 1
-        done = _converged(new, theta, gap, stop)
-        theta = new
-        if done:
-            converged = True
-            break
+        return G
+
+    theta = np.asarray(theta0, dtype=float).copy()
+    theta /= theta.sum()
+    theta, it, converged = _em_iterate(theta, posterior_sum, n, gap, stop, max_iter)
     return Estimate(theta / theta.sum(), it, m, {"converged": converged})
 
 
