@@ -301,20 +301,21 @@ def ldpfl_fig14(summary, fig):
     for ds in sorted(summary["dataset"].unique()) if len(summary) else []:
         metric = _metric_of(fig, ds)
         s = summary[summary["dataset"] == ds]
-        for ds_, (curve, half, _) in _outputs_table(s, metric, "pm_sub").items():
+        curve, half, _ = _outputs_table(s, metric, "pm_sub").get(ds, (pd.Series(dtype=float), None, None))
+        if not curve.empty:
             no_rise = _decreasing(curve, half)
             drop = bool(curve.iloc[0] - half.iloc[0] > curve.iloc[-1] + half.iloc[-1])
             out.append(_row("ldpfl", "fig14", "The error falls as the number of output values grows",
                             _verdict([no_rise and drop]),
-                            f"{ds_}: PM-SUB {metric} {', '.join(f'{v:.3g}' for v in curve)} at "
+                            f"{ds}: PM-SUB {metric} {', '.join(f'{v:.3g}' for v in curve)} at "
                             f"{', '.join(f'{int(n)}' for n in curve.index)} outputs (no rise beyond the 95% CIs: "
                             f"{no_rise}; first point significantly above the last: {drop})"))
-            if metric == "misclassification_rate" and 3.0 in curve.index:
-                hi3 = curve.loc[3.0] + half.loc[3.0]
-                out.append(_row("ldpfl", "fig14", "With 3 outputs the classifier is no better than random",
-                                _verdict([hi3 >= 0.5]),
-                                f"{ds_}: misclassification {curve.loc[3.0]:.3f} at 3 outputs, 95% CI upper end "
-                                f"{hi3:.3f} (holds if the CI reaches random guessing, 0.5)"))
+        if metric == "misclassification_rate" and 3.0 in curve.index:
+            hi3 = curve.loc[3.0] + half.loc[3.0]
+            out.append(_row("ldpfl", "fig14", "With 3 outputs the classifier is no better than random",
+                            _verdict([hi3 >= 0.5]),
+                            f"{ds}: misclassification {curve.loc[3.0]:.3f} at 3 outputs, 95% CI upper end "
+                            f"{hi3:.3f} (holds if the CI reaches random guessing, 0.5)"))
         out += _close_to_continuous("fig14", s, metric)
     return out
 
