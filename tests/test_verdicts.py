@@ -1,0 +1,165 @@
+"""The claim engine on constructed cases with known truth (issue 13)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ldprepro.verdicts import (
+    ALPHA,
+    CLAIM_COLUMNS,
+    Claim,
+    equivalence_point,
+    exact_point,
+    holm,
+    judge,
+    paired_point,
+    reps_needed,
+    tie_point,
+    trend_point,
+)
+
+
+def _errors(rng, n, scale):
+    """Per-repetition squared errors of an unbiased estimator with variance ``scale``."""
+    return scale * rng.chisquare(1, n)
+
+
+def _claim(points, kind="pairwise", **kw):
+    return Claim("p", "fig", "A beats B", "test scope", kind, points=points, **kw)
+
+
+def test_identical_laws_never_hold_statistically():
+    """Same output law, many independent experiments: 'holds' at most at the test's level."""
+    holds = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        a, b = _errors(rng, 100, 1.0), _errors(rng, 100, 1.0)
+        v = judge([_claim([paired_point(a, b, "ε=1")])])["verdict"].iloc[0]
+        assert v in ("holds", "inconclusive", "does not hold")
+        holds += v == "holds"
+    # one-sided share of a two-sided 5% test: ≈ 2.5%; 200 trials → ≤ 12 with overwhelming probability
+    assert holds <= 12
+
+
+def test_identical_laws_detected_exactly_never_hold():
+    rng = np.random.default_rng(1)
+    a = _errors(rng, 5000, 1.0)
+    b = a * 1.2  # the sample even favours A, but the laws are declared identical at this point
+    pts = [paired_point(a, b, "ε=2"), tie_point("ε=0.5", "HM-TP ≡ HM at ε/k < ln 2")]
+    row = judge([_claim(pts, kind="range")]).iloc[0]
+    assert row["verdict"] == "does not hold"
+    assert "exact" in row["evidence"]
+
+
+def test_ten_percent_better_with_enough_repetitions_holds():
+    rng = np.random.default_rng(2)
+    # per-repetition log-ratio sd of two independent χ²₁ errors is ≈ 3.1: n for δ = log 1.1 ≈ 8,300
+    n = int(reps_needed(3.1, math.log(1 / 0.9)) * 1.5)
+    a, b = _errors(rng, n, 0.9), _errors(rng, n, 1.0)
+    row = judge([_claim([paired_point(a, b, "ε=1")])]).iloc[0]
+    assert row["verdict"] == "holds"
+    assert row["ci_low"] < 0.9 < row["ci_high"] or abs(row["effect"] - 0.9) < 0.05
+    assert row["ci_high"] < 1.0
+
+
+def test_significantly_worse_does_not_hold():
+    rng = np.random.default_rng(3)
+    a, b = _errors(rng, 3000, 1.5), _errors(rng, 3000, 1.0)
+    row = judge([_claim([paired_point(a, b, "ε=1")])]).iloc[0]
+    assert row["verdict"] == "does not hold"
+    assert row["effect"] > 1
+
+
+def test_universal_claim_false_at_one_exact_point_does_not_hold():
+    eps = np.linspace(0.1, 8, 100)
+    curve_a, curve_b = 1 / eps, 1 / eps * 1.01
+    curve_a[37] = curve_b[37] * 1.0001  # false at exactly one point
+    pts = [exact_point(f"ε={e:g}", ca <= cb) for e, ca, cb in zip(eps, curve_a, curve_b)]
+    row = judge([_claim(pts, kind="closed-form")]).iloc[0]
+    assert row["verdict"] == "does not hold"
+    assert pd.isna(row["p_value"])
+    assert f"ε={eps[37]:g}" in row["evidence"]
+
+
+def test_exact_claim_true_everywhere_holds():
+    pts = [exact_point(f"ε={e:g}", True) for e in (1, 2, 3)]
+    assert judge([_claim(pts, kind="closed-form")])["verdict"].iloc[0] == "holds"
+
+
+def test_underpowered_comparison_is_inconclusive_with_mde():
+    rng = np.random.default_rng(4)
+    a, b = _errors(rng, 20, 0.95), _errors(rng, 20, 1.0)
+    row = judge([_claim([paired_point(a, b, "ε=1")], theory_effect=math.log(0.95))]).iloc[0]
+    assert row["verdict"] == "inconclusive"
+    assert row["mde"] > 1.5  # a 20-repetition χ² comparison cannot see less than a 1.5× ratio
+    # the theory's 5% effect needs ((1.96 + 0.84)·σ_d / log(0.95))² ≈ 10⁴ repetitions at σ_d ≈ 2-3
+    assert 2_000 < row["reps_needed"] < 50_000
+    assert "Minimal detectable effect" in row["evidence"]
+
+
+def test_holm_across_claims_of_a_figure():
+    assert np.allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    assert np.isnan(holm([np.nan, 0.01])[0])
+    # three claims each significant alone (p ≈ 0.02-0.04) but not after Holm: all inconclusive
+    rows = []
+    for target in (0.02, 0.03, 0.04):
+        d = np.array([-1.0, -1.2, -0.8, -1.1, -0.9])
+        # scale the differences' mean to reach the target p with the t-test
+        from scipy import stats
+
+        t_needed = stats.t.isf(target / 2, 4)
+        d = d - d.mean()
+        d = d / d.std(ddof=1) + (-t_needed / math.sqrt(5))
+        b = np.ones(5)
+        rows.append(_claim([paired_point(b + d, b, "pt", log=False)]))
+    out = judge(rows)
+    assert (out["p_value"] < ALPHA).all()
+    assert (out["p_holm"] >= ALPHA).all()
+    assert (out["verdict"] == "inconclusive").all()
+
+
+def test_range_claim_needs_every_point_after_holm():
+    rng = np.random.default_rng(5)
+    good = [paired_point(_errors(rng, 4000, 0.7), _errors(rng, 4000, 1.0), f"ε={e}") for e in (1, 2)]
+    flat = paired_point(_errors(rng, 4000, 1.0), _errors(rng, 4000, 1.0), "ε=4")
+    assert judge([_claim(good, kind="range")])["verdict"].iloc[0] == "holds"
+    assert judge([_claim(good + [flat], kind="range")])["verdict"].iloc[0] == "inconclusive"
+
+
+def test_trend_detects_a_decrease_and_refuses_a_flat_curve():
+    rng = np.random.default_rng(6)
+    mus = [1, 2, 3, 4, 5]
+    falling = pd.DataFrame({m: _errors(rng, 3000, 1.0 - 0.1 * m) for m in mus})
+    flat = pd.DataFrame({m: _errors(rng, 100, 1.0) for m in mus})
+    rising = pd.DataFrame({m: _errors(rng, 3000, 1.0 + 0.2 * m) for m in mus})
+    assert judge([_claim([trend_point(falling, "x")], kind="trend")])["verdict"].iloc[0] == "holds"
+    assert judge([_claim([trend_point(flat, "x")], kind="trend")])["verdict"].iloc[0] == "inconclusive"
+    assert judge([_claim([trend_point(rising, "x")], kind="trend")])["verdict"].iloc[0] == "does not hold"
+
+
+def test_equivalence_tost():
+    rng = np.random.default_rng(7)
+    same = equivalence_point(_errors(rng, 5000, 1.0), _errors(rng, 5000, 1.0), "x", 1.25)
+    far = equivalence_point(_errors(rng, 5000, 2.0), _errors(rng, 5000, 1.0), "x", 1.25)
+    assert judge([_claim([same], kind="equivalence")])["verdict"].iloc[0] == "holds"
+    assert judge([_claim([far], kind="equivalence")])["verdict"].iloc[0] != "holds"
+
+
+def test_wilcoxon_for_skewed_differences_and_t_for_normal_ones():
+    rng = np.random.default_rng(8)
+    skewed = paired_point(rng.exponential(1, 200) + 1, np.ones(200), "x", log=False)
+    normal = paired_point(rng.normal(1, 0.1, 200) + 1, np.ones(200), "x", log=False)
+    assert skewed.test.startswith("Wilcoxon")
+    assert normal.test.startswith("paired t")
+    assert skewed.ci_low < skewed.effect < skewed.ci_high
+
+
+def test_contract_columns_and_vocabulary():
+    out = judge([_claim([exact_point("a", True)])])
+    assert list(out.columns) == CLAIM_COLUMNS
+    with pytest.raises(ValueError, match="kind"):
+        Claim("p", "f", "c", "s", "partly")
+    with pytest.raises(ValueError, match="data_role"):
+        Claim("p", "f", "c", "s", "pairwise", data_role="ours")
