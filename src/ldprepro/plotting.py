@@ -64,8 +64,9 @@ def not_available_panel(ax, title: str, reason: str) -> None:
 
 def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None) -> None:
     """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure.
-    ``claims`` (rows of a claims table): their computed verdicts are printed under the figure."""
-    if claims:
+    ``claims`` (a claims table or its rows): a one-line verdict badge per claim under the figure
+    (the test, effect and evidence live in the report caption and docs/figures/verdicts.md)."""
+    if claims is not None and len(claims):
         add_verdicts(fig, claims)
     for path, fmt in [(png, "png"), (svg, "svg")]:
         if path is None:
@@ -78,10 +79,14 @@ def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = Non
 
 
 def add_verdicts(fig, claims) -> None:
-    """Print the computed verdicts under the figure."""
-    import textwrap
+    """One short line per claim under the figure: the verdict, then the claim (truncated)."""
+    import pandas as pd
 
+    rows = claims.to_dict("records") if isinstance(claims, pd.DataFrame) else list(claims)
     width = int(fig.get_figwidth() * 19)  # characters per line at fontsize 7
-    text = "\n".join(textwrap.fill(f"Claim: {c['claim']} — verdict: {c['verdict']} ({c['evidence']})", width)
-                     for c in claims)
-    fig.text(0.01, -0.02, text, ha="left", va="top", fontsize=7)
+    lines = []
+    for c in rows:
+        role = " [substitute data]" if c.get("data_role") == "substitute" else ""
+        line = f"{c['verdict'].upper()}: {c['claim']}{role}"
+        lines.append(line if len(line) <= width else line[: width - 1] + "…")
+    fig.text(0.01, -0.02, "\n".join(lines), ha="left", va="top", fontsize=7)

@@ -187,6 +187,22 @@ def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, alph
                  note=f"non-equivalence p = {p_out:.3g}" + (" (significant)" if p_out < alpha else ""))
 
 
+def proportion_equivalence_point(successes: int, n: int, p_exact: float, label: str, margin: float,
+                                 alpha: float = ALPHA) -> Point:
+    """TOST on a binomial proportion against its exact value: is p̂/p within [1/margin, margin]?
+    Normal approximation on the log scale (se of log p̂ ≈ √((1 − p)/(n·p)))."""
+    if n <= 0 or not 0 < p_exact < 1:
+        raise ValueError(f"{label}: need n > 0 and 0 < p_exact < 1, got n={n}, p={p_exact}")
+    est = math.log(max(successes, 0.5) / n) - math.log(p_exact)
+    se = math.sqrt((1 - p_exact) / (n * p_exact))
+    m = math.log(margin)
+    p_eq = float(max(stats.norm.sf((est + m) / se), stats.norm.cdf((est - m) / se)))
+    half = _z(1 - alpha) * se
+    return Point(label, f"TOST on a proportion (margin ×{margin:g})", math.exp(est), math.exp(est - half),
+                 math.exp(est + half), p_eq, bool(p_eq < alpha), int(n), se * math.sqrt(n),
+                 math.exp(_mde_test_scale(se * math.sqrt(n), int(n), alpha)), null=1.0)
+
+
 def trend_point(table: pd.DataFrame, label: str, *, decreasing: bool = True, log: bool = True,
                 log_x: bool = False, alpha: float = ALPHA) -> Point:
     """Trend of a metric in a parameter: ``table`` has one row per repetition and one column per

@@ -40,8 +40,9 @@ class PerturbAndAverage:
 
 class HierAEstimator:
     """Paper 000: LHP users + the HierA collector (Algorithm 5) on levels {5,4,3,2,1}·ε (spec §1),
-    sampled through the exact count-level path. Theory (intended mode, no clipping) from
-    ``graded.hiera_variance``; none for the other readings."""
+    sampled through the exact count-level path. Theory from ``graded.hiera_variance``: the exact
+    variance of the intended-mode estimate without clipping (with clipping it is the unclipped
+    reference; clipping matters only for small groups, spec §6.1); none for the biased readings."""
 
     def __init__(self, eps: float, mu: int = 2, step5_mode: str = "intended", clip: bool = True,
                  multipliers=(5, 4, 3, 2, 1)):
@@ -56,7 +57,7 @@ class HierAEstimator:
     def var_of_mean(self, x):
         from ..graded import hiera_variance
 
-        if self.model.step5_mode != "intended" or self.model.clip:
+        if self.model.step5_mode != "intended":
             return None
         return hiera_variance(x, self.levels, self.model.mu)
 
@@ -71,8 +72,37 @@ class GradedLaplaceEstimator(PerturbAndAverage):
                                                                   multipliers=list(multipliers))))
 
 
+class AtLevelEstimator:
+    """Budget-matched reference for paper 000 (ours): each user runs ``base`` (Harmony or PM) with
+    the budget of her own level, {5,4,3,2,1}·ε, so the average budget equals HierA's and graded
+    Laplace's. Not LDP at any single ε (the budget depends on the input's level); it separates
+    "graded methods are better" from "graded methods spend more". Unbiased: each output is."""
+
+    def __init__(self, base: str, eps: float, multipliers=(5, 4, 3, 2, 1)):
+        from ..graded import GradedLevels
+
+        self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
+        self.mechs = [get_mechanism(base, float(e)) for e in self.levels.eps]
+
+    def _groups(self, x):
+        level = self.levels.level_of(x)
+        return [(np.flatnonzero(level == t), m) for t, m in enumerate(self.mechs)]
+
+    def estimate(self, x, rng):
+        total = 0.0
+        for idx, mech in self._groups(x):
+            if idx.size:
+                total += float(mech.perturb(x[idx], rng).sum())
+        return total / x.shape[0]
+
+    def var_of_mean(self, x):
+        return sum(float(np.sum(m.variance(x[idx]))) for idx, m in self._groups(x) if idx.size) / x.shape[0] ** 2
+
+
 #: Estimators that are not "perturb with a 1-D mechanism and average".
-ESTIMATORS = {"hiera": HierAEstimator, "graded_laplace": GradedLaplaceEstimator}
+ESTIMATORS = {"hiera": HierAEstimator, "graded_laplace": GradedLaplaceEstimator,
+              "harmony_at_level": lambda eps, **kw: AtLevelEstimator("harmony", eps, **kw),
+              "pm_at_level": lambda eps, **kw: AtLevelEstimator("pm", eps, **kw)}
 
 
 def make_collector(mechanism: str, eps: float, d: int, params: dict | None = None):

@@ -62,6 +62,12 @@ def budget_fraction(fig: dict, panel: dict, d_numeric: int, card: dict | None = 
     return 1.0
 
 
+def run_reps(fig: dict) -> int:
+    """Repetitions a job runs: the paper's ``reps`` (which draw the curve) or more when the figure
+    asks for ``test_reps`` (extra repetitions of ours, for the claims' tests to have power)."""
+    return max(int(fig["reps"]), int(fig.get("test_reps", 0)))
+
+
 def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int,
             paper: str, figure: str) -> list[dict]:
     """Every (sweep value × size × ε × repetition) of one mechanism on one panel's dataset."""
@@ -80,7 +86,7 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
             key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
                    "n": size, **params}
             base = {"paper": paper, "figure": figure, "dataset": panel["dataset"], **params}
-            rows += mean_error_rows(values[:size], mechanism, fig["eps"], fig["reps"], seed, key, base,
+            rows += mean_error_rows(values[:size], mechanism, fig["eps"], run_reps(fig), seed, key, base,
                                     params=params, budget_fraction=budget_fraction(fig, panel, d, card))
     return rows
 
