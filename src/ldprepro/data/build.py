@@ -120,8 +120,20 @@ def build_ipums(dataset: str, entry: dict, parquet, card_path, extract_dir: str 
     return card
 
 
+def exit_if_unavailable(main) -> None:
+    """Run a Snakemake script's ``main()``; a DataUnavailable ends it with exit status 1 and no
+    traceback. Its one "NOT AVAILABLE: <reason>" line is already in the job log and on stderr,
+    and the reason under logs/unavailable/ (:func:`unavailable_recorded`)."""
+    try:
+        main()
+    except DataUnavailable:
+        raise SystemExit(1) from None
+
+
 def log_to(path: str | Path | None):
     """A ``log`` function appending to ``path`` (and echoing to stderr)."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     fh = open(path, "a") if path else None
 
     def log(msg: str) -> None:
