@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -204,8 +203,9 @@ def short_reason(exc: BaseException | None) -> str:
 
 
 def progressbar() -> bool:
-    """pooch shows a tqdm progress bar when tqdm is installed; without it, none."""
-    return importlib.util.find_spec("tqdm") is not None
+    """pooch shows a tqdm progress bar when tqdm is installed; without it, none (asking pooch
+    for a bar without tqdm would be an error)."""
+    return getattr(pooch.downloaders, "tqdm", None) is not None
 
 
 def _downloader(headers: dict | None = None):
