@@ -221,3 +221,33 @@ def test_user_path_missing_says_what_to_do(tmp_path):
     spec = {"name": "a.csv", "sha256": "0" * 64, "path": str(tmp_path / "nope.csv")}
     with pytest.raises(DataUnavailable, match="does not exist"):
         F.fetch_file("mine", spec, tmp_path / "raw" / "a.csv", "", log=lambda m: None)
+
+
+def test_mirror_first_the_url_is_not_asked(tmp_path, payload):
+    mirror = tmp_path / "mirror"
+    write(mirror / "file.csv", payload.read_bytes())
+    hits = []
+    with web_server({"/file.csv": lambda q: hits.append(1) or (200, b"other")}) as base:
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
+                "url": f"{base}/file.csv"}
+        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
+    assert got.origin == "mirror" and hits == []
+
+
+def test_socrata_failing_page_leaves_nothing_and_is_unavailable(tmp_path):
+    rows = socrata_rows(7)
+
+    def page(q):
+        off, lim = int(q["$offset"][0]), int(q["$limit"][0])
+        if off >= 3:
+            return 500, b"server error"
+        return 200, ("\n".join([SOCRATA_HEADER] + rows[off:off + lim]) + "\n").encode()
+    with web_server({"/resource/k397-673e.csv": page}) as base:
+        spec = {"name": "nyc.csv", "sha256": "lock",
+                "socrata": {"domain": base.split("//")[1], "dataset": "k397-673e",
+                            "page_size": 3}}
+        dest = tmp_path / "raw" / "nyc.csv"
+        with pytest.raises(F.NetworkUnavailable, match="HTTP 500"):
+            F.download_socrata(spec["socrata"], dest, base=f"{base}/resource/k397-673e.csv",
+                               retries=0, log=lambda m: None)
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
