@@ -146,22 +146,38 @@ IPUMS_VARS = [("YEAR", 1, 4, 0), ("SAMPLE", 5, 13, 0), ("AGE", 14, 16, 0),
               ("SEX", 17, 17, 0), ("INCTOT", 18, 24, 0), ("HRSWORK1", 25, 27, 0)]
 
 
-def ipums_ddi(d: Path) -> Path:
+def ipums_ddi(d: Path, name: str = "ipumsi_00001", fmt: str = "fixed") -> Path:
+    """A DDI-Codebook 2.5 as IPUMS writes it (study description with citation and conditions,
+    file description, one <var> per variable with location, labels, txt, concept, varFormat)."""
     vars_xml = []
-    for name, s, e, dcml in IPUMS_VARS:
+    for var, s, e, dcml in IPUMS_VARS:
         cats = ""
-        if name == "SEX":
+        if var == "SEX":
             cats = ("<catgry><catValu>1</catValu><labl>Male</labl></catgry>"
                     "<catgry><catValu>2</catValu><labl>Female</labl></catgry>"
                     "<catgry><catValu>9</catValu><labl>Unknown</labl></catgry>")
-        vars_xml.append(f'<var ID="{name}" name="{name}" dcml="{dcml}" intrvl="discrete">'
-                        f'<location StartPos="{s}" EndPos="{e}" width="{e - s + 1}"/>'
-                        f'<labl>{name.title()}</labl>{cats}</var>')
+        vars_xml.append(f'<var ID="{var}" name="{var}" dcml="{dcml}" intrvl="discrete" files="F1">'
+                        f'<location StartPos="{s}" EndPos="{e}" width="{e - s + 1}" '
+                        f'RecSegNo="1"/><labl>{var.title()}</labl>{cats}'
+                        f'<txt>{var.title()} of the person.</txt><concept>Person</concept>'
+                        f'<varFormat type="numeric" schema="other"/></var>')
+    data_name = f"{name}.dat" if fmt == "fixed" else f"{name}.csv"
+    form = "fixed length fields" if fmt == "fixed" else "comma separated values"
     xml = ('<?xml version="1.0" encoding="UTF-8"?>\n'
            '<codeBook xmlns="ddi:codebook:2_5" version="2.5">'
-           '<fileDscr><fileTxt><fileName>ipumsi_00001.dat</fileName></fileTxt></fileDscr>'
+           '<stdyDscr><citation><titlStmt><titl>IPUMS International extract</titl></titlStmt>'
+           '<serStmt><serName abbr="IPUMS-I">IPUMS International</serName>'
+           '<serInfo>10.18128/D020.V7.3</serInfo></serStmt></citation>'
+           '<stdyInfo><notes>Brazil 2010: br2010a</notes></stdyInfo>'
+           '<dataAccs><useStmt><citReq>Minnesota Population Center. IPUMS International.'
+           '</citReq><conditions>Users must cite IPUMS.</conditions></useStmt></dataAccs>'
+           '</stdyDscr>'
+           f'<fileDscr ID="F1"><fileTxt><fileName>{data_name}</fileName>'
+           '<fileCont>Person records</fileCont><fileStrc type="rectangular"/>'
+           f'<fileType charset="ISO-8859-1">ascii</fileType><format>{form}</format>'
+           '<filePlac>Minnesota Population Center</filePlac></fileTxt></fileDscr>'
            f'<dataDscr>{"".join(vars_xml)}</dataDscr></codeBook>\n')
-    return write(d / "ipumsi_00001.xml", xml)
+    return write(d / f"{name}.xml", xml)
 
 
 IPUMS_RECORDS = [  # YEAR SAMPLE AGE SEX INCTOT HRSWORK1
@@ -239,9 +255,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextmanager
-def web_server(routes: dict):
-    """Serve ``{path: fn(query) -> (status, bytes)}`` on 127.0.0.1; yields the base URL."""
-    handler = type("H", (_Handler,), {"routes": routes})
+def web_server(routes: dict, handler=_Handler):
+    """Serve ``{path: fn(query) -> (status, bytes)}`` on 127.0.0.1; yields the base URL.
+    ``handler``: a subclass of :class:`_Handler` for other methods (e.g. a POST API)."""
+    handler = type("H", (handler,), {"routes": routes})
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     th = threading.Thread(target=srv.serve_forever, daemon=True)
     th.start()

@@ -3,6 +3,8 @@ web server only; no internet)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 
 from data_fixtures import SOCRATA_HEADER, gzip_copy, sha256, socrata_rows, web_server, write
 from ldprepro.data import fetch as F
+from ldprepro.data.build import fetch
 from ldprepro.errors import ChecksumMismatch, DataUnavailable
 
 
@@ -28,16 +31,94 @@ def test_mirror_gzip_copy_verified(tmp_path, payload):
     assert (tmp_path / "raw" / "file.csv").read_bytes() == payload.read_bytes()
 
 
-def test_corrupt_mirror_copy_fails_with_expected_and_actual(tmp_path, payload):
+def test_corrupt_mirror_copy_without_url_is_unavailable_with_both_hashes(tmp_path, payload):
     mirror = tmp_path / "mirror"
     write(mirror / "file.csv", payload.read_bytes()[:-3])  # a truncated copy
     spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv"}
     dest = tmp_path / "raw" / "file.csv"
-    with pytest.raises(ChecksumMismatch) as err:
-        F.fetch_file("ds", spec, dest, mirror, log=lambda m: None)
+    logged = []
+    with pytest.raises(DataUnavailable) as err:
+        F.fetch_file("ds", spec, dest, mirror, log=logged.append)
     assert sha256(payload) in str(err.value) and sha256(mirror / "file.csv") in str(err.value)
+    assert "corrupt" in str(err.value) and any("WARNING" in m for m in logged)
     assert not dest.exists() and list(dest.parent.iterdir()) == []  # nothing half-written
     assert (mirror / "file.csv").exists()  # the mirror itself is never deleted
+
+
+def test_corrupt_mirror_falls_through_to_url_with_a_warning(tmp_path, payload):
+    mirror = tmp_path / "mirror"
+    write(mirror / "file.csv", payload.read_bytes()[:-3])
+    logged = []
+    with web_server({"/file.csv": lambda q: (200, payload.read_bytes())}) as base:
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
+                "url": f"{base}/file.csv"}
+        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror,
+                           log=logged.append)
+    assert got.origin == "url"
+    assert (tmp_path / "raw" / "file.csv").read_bytes() == payload.read_bytes()
+    warning = [m for m in logged if m.startswith("WARNING")]
+    assert len(warning) == 1 and str(mirror / "file.csv") in warning[0]
+    assert sha256(mirror / "file.csv") in warning[0]
+
+
+def test_corrupt_mirror_and_unreachable_url_recorded_unavailable(tmp_path, payload,
+                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mirror = tmp_path / "mirror"
+    write(mirror / "file.csv", payload.read_bytes()[:-3])
+    with web_server({}) as base:  # every path: 404
+        entry = {"kind": "table", "files": [{"name": "file.csv", "sha256": sha256(payload),
+                                             "mirror": "file.csv", "url": f"{base}/file.csv"}]}
+        with pytest.raises(DataUnavailable) as err:
+            fetch("ds", entry, "file.csv", tmp_path / "raw" / "file.csv", str(mirror),
+                  log=lambda m: None)
+    assert "corrupt" in str(err.value) and "HTTP 404" in str(err.value)
+    record = json.loads((tmp_path / "logs" / "unavailable" / "ds.json").read_text())
+    assert record["reason"] == err.value.reason and "corrupt" in record["reason"]
+
+
+def test_corrupt_mirror_and_corrupt_download_is_a_checksum_error(tmp_path, payload):
+    mirror = tmp_path / "mirror"
+    write(mirror / "file.csv", payload.read_bytes()[:-3])
+    with web_server({"/file.csv": lambda q: (200, b"tampered\n")}) as base:
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
+                "url": f"{base}/file.csv"}
+        with pytest.raises(ChecksumMismatch) as err:
+            F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
+    assert sha256(payload) in str(err.value)
+    assert hashlib.sha256(b"tampered\n").hexdigest() in str(err.value)
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", ["../../../../etc/passwd", "/etc/passwd", "sub/../../x"])
+def test_mirror_path_cannot_escape_the_mirror(tmp_path, monkeypatch, bad):
+    def opened(*a, **k):
+        raise AssertionError("a file was opened")
+    monkeypatch.setattr(F, "_copy_mirror", opened)
+    monkeypatch.setattr(F, "sha256_file", opened)
+    (tmp_path / "mirror").mkdir()
+    spec = {"name": "passwd", "sha256": "0" * 64, "mirror": bad}
+    with pytest.raises(F.UnsafePath, match=r"mirror path of 'passwd'.*leaves its directory"):
+        F.fetch_file("ds", spec, tmp_path / "raw" / "passwd", tmp_path / "mirror",
+                     log=lambda m: None)
+    assert not (tmp_path / "raw").exists()
+
+
+def test_mirror_symlink_pointing_outside_is_refused(tmp_path, monkeypatch):
+    outside = write(tmp_path / "secret.txt", "secret\n")
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "link.txt").symlink_to(outside)
+    spec = {"name": "link.txt", "sha256": sha256(outside), "mirror": "link.txt"}
+    with pytest.raises(F.UnsafePath, match="outside"):
+        F.fetch_file("ds", spec, tmp_path / "raw" / "link.txt", tmp_path / "mirror",
+                     log=lambda m: None)
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "..\\x"])
+def test_file_name_cannot_escape_the_raw_directory(tmp_path, name):
+    spec = {"name": name, "sha256": "0" * 64, "url": "http://unused.invalid/x"}
+    with pytest.raises(F.UnsafePath, match="not a plain file name"):
+        F.fetch_file("ds", spec, tmp_path / "raw" / "x", "", log=lambda m: None)
 
 
 def test_stored_gz_checksum_checked_before_decompressing(tmp_path, payload):
@@ -45,7 +126,7 @@ def test_stored_gz_checksum_checked_before_decompressing(tmp_path, payload):
     gzip_copy(payload, mirror / "file.csv.gz")
     spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv.gz",
             "mirror_sha256": "0" * 64}
-    with pytest.raises(ChecksumMismatch, match="0{64}"):
+    with pytest.raises(DataUnavailable, match="expected 0{64}"):  # no URL to fall back to
         F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
 
 
@@ -59,17 +140,19 @@ def test_download_streams_and_verifies(tmp_path, payload):
     assert got.origin == "url" and (tmp_path / "raw" / "file.csv").read_bytes() == body
 
 
-def test_download_mismatch_deletes_file(tmp_path, payload):
+def test_download_mismatch_names_both_hashes_and_leaves_nothing(tmp_path, payload):
     with web_server({"/file.csv": lambda q: (200, b"tampered\n")}) as base:
         spec = {"name": "file.csv", "sha256": sha256(payload), "url": f"{base}/file.csv"}
         dest = tmp_path / "raw" / "file.csv"
-        with pytest.raises(ChecksumMismatch, match="expected"):
+        with pytest.raises(ChecksumMismatch) as err:
             F.fetch_file("ds", spec, dest, "", log=lambda m: None)
-    assert not dest.exists()
+    assert err.value.expected == sha256(payload)
+    assert err.value.actual == hashlib.sha256(b"tampered\n").hexdigest()
+    assert f"{base}/file.csv" in str(err.value)
+    assert list(dest.parent.iterdir()) == []  # no file, no temporary left behind
 
 
-def test_server_error_is_retried(tmp_path, payload, monkeypatch):
-    monkeypatch.setattr(F, "BACKOFF", 0.01)
+def test_server_error_is_retried(tmp_path, payload):
     calls = []
 
     def flaky(q):
@@ -77,8 +160,16 @@ def test_server_error_is_retried(tmp_path, payload, monkeypatch):
         return (503, b"busy") if len(calls) < 2 else (200, payload.read_bytes())
     with web_server({"/f": flaky}) as base:
         spec = {"name": "f", "sha256": sha256(payload), "url": f"{base}/f"}
-        F.fetch_file("ds", spec, tmp_path / "f", "", log=lambda m: None)
-    assert len(calls) == 2
+        got = F.fetch_file("ds", spec, tmp_path / "f", "", log=lambda m: None)
+    assert len(calls) == 2 and got.origin == "url"
+
+
+def test_server_that_keeps_failing_is_unavailable_in_one_line(tmp_path):
+    with web_server({"/f": lambda q: (500, b"down")}) as base:
+        spec = {"name": "f", "sha256": "0" * 64, "url": f"{base}/f"}
+        with pytest.raises(DataUnavailable) as err:
+            F.fetch_file("ds", spec, tmp_path / "f", "", log=lambda m: None)
+    assert "HTTP 500" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_offline_fails_fast_with_instructions(tmp_path):
@@ -130,3 +221,33 @@ def test_user_path_missing_says_what_to_do(tmp_path):
     spec = {"name": "a.csv", "sha256": "0" * 64, "path": str(tmp_path / "nope.csv")}
     with pytest.raises(DataUnavailable, match="does not exist"):
         F.fetch_file("mine", spec, tmp_path / "raw" / "a.csv", "", log=lambda m: None)
+
+
+def test_mirror_first_the_url_is_not_asked(tmp_path, payload):
+    mirror = tmp_path / "mirror"
+    write(mirror / "file.csv", payload.read_bytes())
+    hits = []
+    with web_server({"/file.csv": lambda q: hits.append(1) or (200, b"other")}) as base:
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
+                "url": f"{base}/file.csv"}
+        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
+    assert got.origin == "mirror" and hits == []
+
+
+def test_socrata_failing_page_leaves_nothing_and_is_unavailable(tmp_path):
+    rows = socrata_rows(7)
+
+    def page(q):
+        off, lim = int(q["$offset"][0]), int(q["$limit"][0])
+        if off >= 3:
+            return 500, b"server error"
+        return 200, ("\n".join([SOCRATA_HEADER] + rows[off:off + lim]) + "\n").encode()
+    with web_server({"/resource/k397-673e.csv": page}) as base:
+        spec = {"name": "nyc.csv", "sha256": "lock",
+                "socrata": {"domain": base.split("//")[1], "dataset": "k397-673e",
+                            "page_size": 3}}
+        dest = tmp_path / "raw" / "nyc.csv"
+        with pytest.raises(F.NetworkUnavailable, match="HTTP 500"):
+            F.download_socrata(spec["socrata"], dest, base=f"{base}/resource/k397-673e.csv",
+                               retries=0, log=lambda m: None)
+    assert not dest.exists() and list(dest.parent.iterdir()) == []

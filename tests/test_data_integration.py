@@ -7,6 +7,8 @@ these tests are skipped, except under CI (CI=true), where a missing mirror is a 
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
 from pathlib import Path
 
@@ -15,7 +17,8 @@ import pytest
 import yaml
 
 from ldprepro.data.build import build_from_files, fetch, needed_files
-from ldprepro.errors import ChecksumMismatch
+from data_fixtures import web_server
+from ldprepro.errors import ChecksumMismatch, DataUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -120,19 +123,72 @@ def test_nyc_sample_is_labelled(built):
     assert df["year"].min() == 2014 and df["year"].max() == 2025
 
 
-def test_corrupted_mirror_copy_fails_checksum(mirror, tmp_path):
+def _corrupt_mirror(mirror: Path, tmp_path: Path) -> Path:
     bad_mirror = tmp_path / "mirror"
     src = mirror / "nltcs" / "nltcs.dat"
     (bad_mirror / "nltcs").mkdir(parents=True)
     data = bytearray(src.read_bytes())
     data[100] = ord("1") if data[100] == ord("0") else ord("0")  # flip one value
     (bad_mirror / "nltcs" / "nltcs.dat").write_bytes(bytes(data))
+    return bad_mirror
+
+
+def _nltcs_with_url(url: str) -> dict:
+    entry = copy.deepcopy(CONFIG["datasets"]["nltcs"])
+    for f in entry["files"]:
+        if f["name"] == "nltcs.dat":
+            f["url"] = url  # a local stand-in for the official URL (no network here)
+    return entry
+
+
+def test_corrupted_mirror_copy_falls_through_to_the_url(mirror, tmp_path):
+    bad_mirror = _corrupt_mirror(mirror, tmp_path)
+    good = (mirror / "nltcs" / "nltcs.dat").read_bytes()
+    logged = []
+    with web_server({"/nltcs.dat": lambda q: (200, good)}) as base:
+        got = fetch("nltcs", _nltcs_with_url(f"{base}/nltcs.dat"), "nltcs.dat",
+                    tmp_path / "raw" / "nltcs.dat", str(bad_mirror), log=logged.append)
+    assert got.origin == "url" and (tmp_path / "raw" / "nltcs.dat").read_bytes() == good
+    assert any(m.startswith("WARNING: nltcs: the mirror copy") for m in logged)
+
+
+def test_corrupted_mirror_copy_and_no_url_is_recorded_unavailable(mirror, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bad_mirror = _corrupt_mirror(mirror, tmp_path)
     dest = tmp_path / "raw" / "nltcs.dat"
-    with pytest.raises(ChecksumMismatch) as err:
-        fetch("nltcs", CONFIG["datasets"]["nltcs"], "nltcs.dat", dest, str(bad_mirror),
-              log=lambda m: None)
+    with web_server({}) as base:  # the "official URL" answers 404
+        with pytest.raises(DataUnavailable) as err:
+            fetch("nltcs", _nltcs_with_url(f"{base}/nltcs.dat"), "nltcs.dat", dest,
+                  str(bad_mirror), log=lambda m: None)
     assert CONFIG["datasets"]["nltcs"]["files"][0]["sha256"] in str(err.value)
-    assert not dest.exists()
+    assert "corrupt" in err.value.reason and not dest.exists()
+    assert (tmp_path / "logs" / "unavailable" / "nltcs.json").exists()
+
+
+def test_raw_file_altered_after_fetch_is_refused_at_normalisation(mirror, tmp_path):
+    """Issue 14 item 3, as reported: alter a byte of nltcs.dat after a successful fetch and
+    rebuild. It was normalised (exit 0, changed data) with "checksum_from": "config"."""
+    entry = CONFIG["datasets"]["nltcs"]
+    raw = {}
+    for f in needed_files(entry):
+        raw[f["name"]] = tmp_path / "raw" / f["name"]
+        fetch("nltcs", entry, f["name"], raw[f["name"]], str(mirror), log=lambda m: None)
+    card = build_from_files("nltcs", entry, raw, tmp_path / "a.parquet", tmp_path / "a.json",
+                            log=lambda m: None)
+    expected = entry["files"][0]["sha256"]
+    assert card["files"][0]["sha256"] == expected
+    assert card["files"][0]["checksum_from"] == "config"
+    data = bytearray(raw["nltcs.dat"].read_bytes())
+    data[100] = ord("1") if data[100] == ord("0") else ord("0")
+    raw["nltcs.dat"].write_bytes(bytes(data))
+    with pytest.raises(ChecksumMismatch) as err:
+        build_from_files("nltcs", entry, raw, tmp_path / "b.parquet", tmp_path / "b.json",
+                         log=lambda m: None)
+    msg = str(err.value)
+    assert str(raw["nltcs.dat"]) in msg and expected in msg
+    assert hashlib.sha256(bytes(data)).hexdigest() in msg and "Delete it" in msg
+    assert not (tmp_path / "b.json").exists()
 
 
 def test_vehicle_matches_derived_table(built, mirror):

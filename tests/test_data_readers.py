@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 
 import data_fixtures as fx
-from ldprepro.data.build import build_from_files, needed_files
+from ldprepro.data.build import build_from_files, fetch, needed_files
+from ldprepro.data.fetch import lock_path
 from ldprepro.data.readers import adult, ipums, nltcs, salaries, vehicle, wisdm
 from ldprepro.data.table import finalise
-from ldprepro.errors import BadInput
+from ldprepro.errors import BadInput, ChecksumMismatch
 
 
 def _entry(kind, files=(), options=None):
@@ -261,3 +262,146 @@ def test_needed_files_year_and_placeholders():
     got = needed_files(entry)
     assert [f["name"] for f in got] == ["p_2020.csv", "b.csv"]
     assert got[0]["socrata"]["query"] == {"fiscal_year": "2020"}
+
+
+# ------------------------------------------------- truncated, header-only and empty tables
+
+PERSON = {"age": {"type": "numeric", "domain": [0, 120]},
+          "income": {"type": "numeric", "domain": "observed"},
+          "region": {"type": "categorical"}}
+
+
+def _build(tmp_path, src, columns=PERSON, **opts):
+    out = tmp_path / "out"
+    return build_from_files("mine", _table_entry(src, columns, **opts), {src.name: src},
+                            out / "m.parquet", out / "m.json")
+
+
+def test_truncated_last_line_names_file_row_and_column(tmp_path):
+    """Issue 14 item 4: '29,38' (cut short) was read as income 38, region NaN."""
+    src = fx.write(tmp_path / "people.csv", "age,income,region\n41,52,north\n29,38")
+    with pytest.raises(BadInput, match=r"people\.csv: column 'region', row 3: the line has 2 "
+                                       r"of 3 fields"):
+        _build(tmp_path, src)
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+def test_short_line_in_the_middle_and_empty_trailing_field(tmp_path):
+    src = fx.write(tmp_path / "p.csv", 'age,income,region\n41,52,"north"\n29\n30,31,south\n')
+    with pytest.raises(BadInput, match=r"p\.csv: column 'income', row 3: the line has 1 of 3"):
+        _build(tmp_path, src)
+    ok = fx.write(tmp_path / "ok.csv", "age,income,region\n41,52,\n30,31,south\n")
+    card = _build(tmp_path, ok)  # an empty last field is a missing value, not a short line
+    assert card["rows_after_cleaning"] == 2 and card["columns"][2]["missing"] == 1
+
+
+def test_short_line_in_gzip_and_cr_only_files(tmp_path):
+    gz = fx.gzip_copy(fx.write(tmp_path / "x.csv", "age,income,region\n1,2,a\n3,4\n"),
+                      tmp_path / "p.csv.gz")
+    with pytest.raises(BadInput, match=r"p\.csv\.gz: column 'region', row 3"):
+        _build(tmp_path, gz)
+    cr = fx.write(tmp_path / "cr.csv", "age,income,region\n1,2,a\n3,4\n", newline="\r")
+    with pytest.raises(BadInput, match=r"cr\.csv: column 'region', row 3"):
+        _build(tmp_path, cr)
+
+
+@pytest.mark.parametrize("text,needle", [("age,income,region\n", r"no data rows"),
+                                         ("age,income,region", r"no data rows"),
+                                         ("", r"empty file"),
+                                         ("age,income,region\n\n\n", r"no data rows")])
+def test_header_only_or_empty_csv_is_an_error_and_writes_nothing(tmp_path, text, needle):
+    src = fx.write(tmp_path / "p.csv", text)
+    with pytest.raises(BadInput, match=rf"p\.csv: .*{needle}"):
+        _build(tmp_path, src)
+    assert not (tmp_path / "out" / "m.json").exists()
+
+
+def test_zero_row_parquet_names_file_and_column(tmp_path):
+    src = tmp_path / "in.parquet"
+    pd.DataFrame({"age": pd.Series([], dtype="float64"), "income": pd.Series([], dtype="float64"),
+                  "region": pd.Series([], dtype="object")}).to_parquet(src)
+    with pytest.raises(BadInput, match=r"in\.parquet: column 'age', row 1: no rows to normalise: "
+                                       r"the file has no data rows"):
+        _build(tmp_path, src)
+
+
+def test_every_row_dropped_says_why(tmp_path):
+    src = fx.write(tmp_path / "p.csv", "age,income,region\n41,,north\n29,,south\n")
+    with pytest.raises(BadInput, match=r"all 2 rows were dropped \(2: missing value in 'income'\)"):
+        _build(tmp_path, src, dropna=["income"])
+
+
+def test_all_missing_observed_column_never_reaches_the_card(tmp_path):
+    t = adult.read(fx.adult(tmp_path), {})
+    t = finalise(t)
+    t.columns[0].domain = "observed"
+    t.df["age"] = float("nan")
+    from ldprepro.data.table import data_card
+    with pytest.raises(BadInput, match=r"column 'age': no finite value"):
+        data_card("adult", {"kind": "uci_adult"}, t, [])
+
+
+def test_card_with_nan_is_not_written(tmp_path):
+    from ldprepro.data.table import write_outputs
+    t = finalise(nltcs.read(fx.nltcs(tmp_path), {}))
+    with pytest.raises(BadInput, match=r"m\.json: the data card of 'x' holds a NaN"):
+        write_outputs(t, {"dataset": "x", "v": float("nan")}, tmp_path / "m.parquet",
+                      tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists() and not (tmp_path / "m.parquet").exists()
+
+
+def test_nltcs_with_zero_records(tmp_path):
+    with pytest.raises(BadInput, match=r"nltcs\.dat: column 'a01', row 1: no rows"):
+        finalise(nltcs.read(fx.nltcs(tmp_path, rows=()), {}))
+
+
+def test_salary_file_cut_mid_row(tmp_path):
+    files = [{"name": "san-francisco-2013.csv", "year": 2013}]
+    p = fx.sf_2013(tmp_path)
+    p.write_bytes(p.read_bytes()[:-40])  # the last record loses its last fields
+    with pytest.raises(BadInput, match=r"san-francisco-2013\.csv: column '\w+', row 4"):
+        salaries.read_sf({files[0]["name"]: p}, {"year": 2013, "salary_column": "base_pay"},
+                         files)
+
+
+# ------------------------------------------------ raw files re-verified at normalisation
+
+def test_raw_file_altered_after_fetch_is_refused(tmp_path):
+    """Issue 14 item 3: a changed raw file was normalised, and its new sha256 recorded with
+    "checksum_from": "config"."""
+    src = fx.write(tmp_path / "my.csv", "age,income,region\n30,1,a\n41,2,b\n")
+    entry = _table_entry(src, PERSON)
+    good = entry["files"][0]["sha256"]
+    card = build_from_files("mine", entry, {"my.csv": src}, tmp_path / "a.parquet",
+                            tmp_path / "a.json")
+    assert card["files"][0] == {"name": "my.csv", "sha256": good, "checksum_from": "config"}
+    src.write_text("age,income,region\n30,1,a\n41,9,b\n")  # one byte changed
+    bad = fx.sha256(src)
+    with pytest.raises(ChecksumMismatch) as err:
+        build_from_files("mine", entry, {"my.csv": src}, tmp_path / "b.parquet",
+                         tmp_path / "b.json")
+    msg = str(err.value)
+    assert str(src) in msg and good in msg and bad in msg and "config.yaml" in msg
+    assert "Delete it" in msg and src.exists()
+    assert not (tmp_path / "b.parquet").exists() and not (tmp_path / "b.json").exists()
+
+
+def test_lock_checked_file_altered_after_fetch_is_refused(tmp_path):
+    body = b"age,income,region\n30,1,a\n"
+    with fx.web_server({"/live.csv": lambda q: (200, body)}) as base:
+        entry = {"kind": "table", "files": [{"name": "live.csv", "sha256": "lock",
+                                             "url": f"{base}/live.csv"}],
+                 "options": {"columns": PERSON}}
+        dest = tmp_path / "raw" / "live.csv"
+        fetch("live", entry, "live.csv", dest, "", log=lambda m: None)
+    card = build_from_files("live", entry, {"live.csv": dest}, tmp_path / "a.parquet",
+                            tmp_path / "a.json")
+    assert card["files"][0]["checksum_from"] == "lock file (recorded on first download)"
+    dest.write_bytes(body.replace(b"30", b"31"))
+    with pytest.raises(ChecksumMismatch, match=r"live\.csv\.sha256\.lock"):
+        build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet",
+                         tmp_path / "b.json")
+    lock_path(dest).unlink()  # and a lock-checked file without its lock cannot be verified
+    with pytest.raises(ChecksumMismatch, match=r"missing lock file"):
+        build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet",
+                         tmp_path / "b.json")

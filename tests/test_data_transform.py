@@ -106,7 +106,7 @@ def test_ipums_api_route_with_ipumspy(tmp_path, monkeypatch):
     calls = []
 
     class Client:
-        def __init__(self, key):
+        def __init__(self, key, **kw):
             calls.append(("key", key))
 
         def submit_extract(self, ex):

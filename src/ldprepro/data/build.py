@@ -16,7 +16,7 @@ from typing import Iterator
 from ..errors import DataUnavailable
 from ..status import record_unavailable
 from . import ipums_api, synthetic
-from .fetch import Fetched, fetch_file, sha256_file
+from .fetch import Fetched, fetch_file, verify_raw
 from .readers import READERS
 from .readers import ipums as ipums_reader
 from .table import data_card, finalise, write_outputs
@@ -78,9 +78,9 @@ def fetch(dataset: str, entry: dict, name: str, dest: str | Path, mirror: str = 
 
 
 def _provenance(spec: dict, path: Path) -> dict:
-    info = {"name": spec["name"], "sha256": sha256_file(path),
-            "checksum_from": "lock file (recorded on first download)"
-            if spec["sha256"] == "lock" else "config"}
+    """The data card's record of one raw file, after verifying it against its expected sha256
+    (raises RawFileChanged when it no longer matches)."""
+    info = {"name": spec["name"], **verify_raw(path, spec)}
     for key in ("url", "mirror", "mirror_sha256", "path"):
         if spec.get(key):
             info[key] = spec[key]
@@ -94,9 +94,10 @@ def build_from_files(dataset: str, entry: dict, raw: dict[str, str | Path], parq
     """Read the raw files of a file-backed dataset and write parquet + data card."""
     files = needed_files(entry)
     paths = {f["name"]: Path(raw[f["name"]]) for f in files}
+    provenance = [_provenance(f, paths[f["name"]]) for f in files]  # verify before reading
     table = READERS[entry["kind"]](paths, entry.get("options", {}) or {}, files, log)
     finalise(table)
-    card = data_card(dataset, entry, table, [_provenance(f, paths[f["name"]]) for f in files])
+    card = data_card(dataset, entry, table, provenance)
     write_outputs(table, card, parquet, card_path)
     return card
 
@@ -119,8 +120,20 @@ def build_ipums(dataset: str, entry: dict, parquet, card_path, extract_dir: str 
     return card
 
 
+def exit_if_unavailable(main) -> None:
+    """Run a Snakemake script's ``main()``; a DataUnavailable ends it with exit status 1 and no
+    traceback. Its one "NOT AVAILABLE: <reason>" line is already in the job log and on stderr,
+    and the reason under logs/unavailable/ (:func:`unavailable_recorded`)."""
+    try:
+        main()
+    except DataUnavailable:
+        raise SystemExit(1) from None
+
+
 def log_to(path: str | Path | None):
     """A ``log`` function appending to ``path`` (and echoing to stderr)."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     fh = open(path, "a") if path else None
 
     def log(msg: str) -> None:

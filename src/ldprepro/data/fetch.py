@@ -2,19 +2,24 @@
 
 A file entry of a dataset (config.yaml ``datasets.<name>.files``) says where its bytes come from:
 
-- ``name``: the file's name under ``data/raw/<dataset>/``;
+- ``name``: the file's name under ``data/raw/<dataset>/`` (a plain name: no ``/``, not ``..``);
 - ``sha256``: the sha256 of the bytes stored under that name, or ``"lock"`` for live APIs with
   no stable checksum: the checksum is recorded on first download in ``<name>.sha256.lock`` next
   to the file and every later download must match it;
 - ``path``: a local file the user supplies (used first when given);
 - ``mirror`` (+ ``mirror_sha256``): a path relative to the mirror directory (config
-  ``data_mirror`` / env ``LDPREPRO_DATA_MIRROR``). When the mirror stores the file
-  gzip-compressed (``mirror`` ends in ``.gz`` and ``name`` does not) the stored ``.gz`` bytes are
-  checked against ``mirror_sha256`` and the decompressed bytes against ``sha256``;
-- ``url``: where the exact bytes can be downloaded (streamed, with timeouts, retries and a
-  progress indicator), or ``socrata``: a paged Socrata SODA query (see :func:`download_socrata`).
+  ``data_mirror`` / env ``LDPREPRO_DATA_MIRROR``); it may not leave that directory. When the
+  mirror stores the file gzip-compressed (``mirror`` ends in ``.gz`` and ``name`` does not) the
+  stored ``.gz`` bytes are checked against ``mirror_sha256`` and the decompressed bytes against
+  ``sha256``. A mirror copy that fails its checksum is skipped with a warning and the official
+  URL is tried instead;
+- ``url``: where the exact bytes can be downloaded, or ``socrata``: a paged Socrata SODA query
+  (see :func:`download_socrata`). Downloads go through pooch (known sha256, retries, a progress
+  bar when ``tqdm`` is installed).
 
 Every write is atomic: a mismatch or an interruption never leaves a file under ``data/raw``.
+Files are verified again each time they are read for normalisation (:func:`verify_raw`), so a
+raw file altered after its fetch is an error, never silently different data.
 """
 
 from __future__ import annotations
@@ -25,12 +30,12 @@ import json
 import os
 import re
 import shutil
-import sys
-import time
+import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from pathlib import Path, PurePath
+from typing import Any
 
+import pooch
 import requests
 
 from ..errors import ChecksumMismatch, DataUnavailable, LdpreproError
@@ -38,9 +43,8 @@ from ..io import atomic_path, atomic_write_text
 
 #: (connect, read) timeouts in seconds. Short enough that an offline run fails in seconds.
 TIMEOUT = (5.0, 60.0)
-#: attempts per URL (network errors and HTTP 5xx/429 are retried; other HTTP errors are not)
-RETRIES = 3
-BACKOFF = 1.0  # seconds, doubled after each failed attempt
+#: extra attempts per URL after the first (pooch waits 1 s, 2 s, ... between them)
+RETRIES = 2
 CHUNK = 1 << 20
 LOCK = "lock"
 USER_AGENT = "ldprepro/0.1 (+reproducible LDP research pipeline)"
@@ -50,12 +54,30 @@ class NetworkUnavailable(LdpreproError):
     """Every attempt to reach a URL failed (no network, DNS failure, timeout, server error)."""
 
 
+class UnsafePath(LdpreproError):
+    """A configured file name or mirror path would leave its directory."""
+
+
+class RawFileChanged(ChecksumMismatch):
+    """A file under data/raw no longer has the sha256 it was verified with when fetched."""
+
+    def __init__(self, path: str, expected: str, actual: str, source: str):
+        super().__init__(path, expected, actual)
+        self.source = source
+        self.args = (f"{path}: sha256 mismatch: expected {expected} (from {source}), got "
+                     f"{actual}. The file changed after it was fetched and verified. Delete it "
+                     f"(rm '{path}') and rerun: it is then fetched again and verified.",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 @dataclass(frozen=True)
 class Fetched:
     """Where a raw file came from and its verified checksum (recorded in the data card)."""
 
     name: str
-    origin: str  # "path", "mirror", "url", "socrata" or "existing"
+    origin: str  # "path", "mirror", "url", "socrata"
     location: str
     sha256: str
     locked: bool = False  # True when the checksum comes from a lock file, not from the config
@@ -111,144 +133,172 @@ def check(path: Path, expected: str | None, label: str) -> str:
     return actual
 
 
-# --------------------------------------------------------------------------------------------
-# progress
+def verify_raw(path: str | os.PathLike, spec: dict) -> dict[str, str]:
+    """Check a file under data/raw against its expected sha256 before it is read.
 
-class Progress:
-    """A minimal progress indicator on stderr (a bar on a terminal, a line per 10% otherwise)."""
-
-    def __init__(self, label: str, total: int | None, stream=None):
-        self.label, self.total, self.done = label, total, 0
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self._last_decile = -1
-
-    def update(self, n: int) -> None:
-        self.done += n
-        if self.total:
-            frac = min(self.done / self.total, 1.0)
-            if self.tty:
-                bar = "#" * int(30 * frac)
-                self.stream.write(f"\r{self.label} [{bar:<30}] {frac:6.1%}")
-            elif int(frac * 10) > self._last_decile:
-                self._last_decile = int(frac * 10)
-                self.stream.write(f"{self.label}: {frac:.0%} of {self.total:,} bytes\n")
-        elif self.tty:
-            self.stream.write(f"\r{self.label}: {self.done:,} bytes")
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-        self.stream.write(f"{self.label}: {self.done:,} bytes done\n")
-        self.stream.flush()
+    The expected value is the config's ``sha256`` or, for ``sha256: lock``, the lock file
+    written when it was first downloaded. Returns ``{"sha256", "checksum_from"}`` for the data
+    card, where ``checksum_from`` says truthfully where the expected value came from. Raises
+    RawFileChanged (naming the file, both hashes and what to do) on a mismatch; the file is
+    left in place for the user to inspect.
+    """
+    path = Path(path)
+    actual = sha256_file(path)
+    if spec["sha256"] != LOCK:
+        expected, source = spec["sha256"].lower(), "config.yaml"
+        checksum_from = "config"
+    else:
+        expected = read_lock(path)
+        if expected is None:
+            raise RawFileChanged(str(path), "(none recorded)", actual,
+                                 f"missing lock file {lock_path(path)}")
+        source = f"lock file {lock_path(path)}"
+        checksum_from = "lock file (recorded on first download)"
+    if actual != expected:
+        raise RawFileChanged(str(path), expected, actual, source)
+    return {"sha256": actual, "checksum_from": checksum_from}
 
 
 # --------------------------------------------------------------------------------------------
-# network
+# paths
 
-def _retrying(url: str, attempt: Callable[[], Any], retries: int = RETRIES) -> Any:
-    delay, last = BACKOFF, None
-    for i in range(retries):
-        try:
-            return attempt()
-        except requests.HTTPError as exc:
-            code = exc.response.status_code if exc.response is not None else None
-            if code is not None and code < 500 and code != 429:
-                raise NetworkUnavailable(f"{url}: HTTP {code}") from exc
-            last = exc
-        except (requests.ConnectionError, requests.Timeout) as exc:
-            last = exc
-            # DNS failure or no route within the connect timeout: the machine is offline;
-            # retrying will not help (this keeps an offline run fast).
-            if ("NameResolution" in repr(exc) or "Name or service not known" in str(exc)
-                    or isinstance(exc, requests.ConnectTimeout)):
-                break
-        if i + 1 < retries:
-            time.sleep(delay)
-            delay *= 2
-    raise NetworkUnavailable(f"{url}: {_short(last)}")
+def safe_name(name: str, what: str) -> str:
+    """``name`` if it is a plain file name (no directory part, not '.' or '..')."""
+    if (not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name):
+        raise UnsafePath(f"{what} {name!r} is not a plain file name (it may not contain '/' "
+                         f"or be '..'); fix it in config.yaml")
+    return name
 
 
-def _short(exc: BaseException | None) -> str:
+def safe_join(base: str | os.PathLike, relative: str, what: str) -> Path:
+    """``base / relative``, refused (before any file is opened) if it would leave ``base``."""
+    rel = PurePath(relative)
+    if rel.is_absolute() or ".." in rel.parts or "\0" in relative:
+        raise UnsafePath(f"{what} {relative!r} leaves its directory {base} (absolute path or "
+                         f"'..'); give a path inside it in config.yaml")
+    path = Path(base) / rel
+    root = Path(base).resolve()
+    if not path.resolve().is_relative_to(root):  # a symbolic link pointing outside
+        raise UnsafePath(f"{what} {relative!r} resolves to {path.resolve()}, outside {root}")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# network (pooch)
+
+def short_reason(exc: BaseException | None) -> str:
     """A one-line reason for a failed request."""
     text = repr(exc)
-    if "NameResolution" in text or "Name or service not known" in text:
+    if "NameResolution" in text or "Name or service not known" in text or \
+            "Temporary failure in name resolution" in text:
         host = re.search(r"host=\\?'([^'\\]+)", text)
         return f"cannot resolve {host.group(1) if host else 'the host'} (no network?)"
     if isinstance(exc, requests.Timeout):
         return "timed out"
     if isinstance(exc, requests.HTTPError) and exc.response is not None:
         return f"HTTP {exc.response.status_code}"
+    if isinstance(exc, requests.ConnectionError):
+        return "connection failed (server down or no network?)"
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-def download(url: str, dest: Path, *, session: requests.Session | None = None,
-             timeout: tuple[float, float] = TIMEOUT, retries: int = RETRIES,
-             headers: dict | None = None) -> None:
-    """Stream ``url`` to ``dest`` atomically (the caller verifies the checksum)."""
-    sess = session or requests.Session()
-    hdrs = {"User-Agent": USER_AGENT, **(headers or {})}
-
-    def attempt() -> None:
-        with sess.get(url, stream=True, timeout=timeout, headers=hdrs) as resp:
-            resp.raise_for_status()
-            total = int(resp.headers.get("Content-Length") or 0) or None
-            bar = Progress(f"download {dest.name}", total)
-            with atomic_path(dest) as tmp, open(tmp, "wb") as fh:
-                for block in resp.iter_content(CHUNK):
-                    fh.write(block)
-                    bar.update(len(block))
-            bar.close()
-
-    _retrying(url, attempt, retries)
+def progressbar() -> bool:
+    """pooch shows a tqdm progress bar when tqdm is installed; without it, none (asking pooch
+    for a bar without tqdm would be an error)."""
+    return getattr(pooch.downloaders, "tqdm", None) is not None
 
 
-def download_socrata(spec: dict, dest: Path, *, session: requests.Session | None = None,
-                     timeout: tuple[float, float] = TIMEOUT, retries: int = RETRIES,
-                     base: str | None = None) -> str:
+def _downloader(headers: dict | None = None):
+    """pooch's HTTP downloader, failing at once (no pooch retry) where retrying cannot help:
+    an HTTP 4xx other than 429, or a host name that does not resolve (offline)."""
+    http = pooch.HTTPDownloader(progressbar=progressbar(), timeout=TIMEOUT,
+                                headers={"User-Agent": USER_AGENT, **(headers or {})})
+
+    def download(url, output_file, store):
+        try:
+            return http(url, output_file, store)
+        except requests.HTTPError as exc:
+            code = exc.response.status_code if exc.response is not None else None
+            if code is not None and code < 500 and code != 429:
+                raise NetworkUnavailable(f"{url}: HTTP {code}") from None
+            raise
+        except requests.ConnectionError as exc:
+            if short_reason(exc).startswith("cannot resolve"):
+                raise NetworkUnavailable(f"{url}: {short_reason(exc)}") from None
+            raise
+    return download
+
+
+_POOCH_MISMATCH = re.compile(r"expected (?:sha256:)?([0-9a-f]{64}) but got ([0-9a-f]{64})")
+
+
+def download(url: str, dest: Path, sha256: str | None = None, *, headers: dict | None = None,
+             retries: int = RETRIES) -> None:
+    """Download ``url`` to ``dest`` with pooch, checking ``sha256`` (None: no check yet).
+
+    pooch streams to a temporary file next to ``dest`` and moves it there only when the hash
+    matches, so nothing half-written or wrong is ever left at ``dest``. Raises ChecksumMismatch
+    (both hashes) or NetworkUnavailable (a one-line reason).
+    """
+    dest = Path(dest)
+    registry = {dest.name: f"sha256:{sha256}" if sha256 else None}
+    store = pooch.create(path=dest.parent, base_url="", registry=registry,
+                         urls={dest.name: url}, retry_if_failed=retries)
+    dest.unlink(missing_ok=True)  # never let pooch accept or "update" a stale file
+    try:
+        store.fetch(dest.name, downloader=_downloader(headers))
+    except ValueError as exc:
+        hit = _POOCH_MISMATCH.search(str(exc))
+        if not hit:
+            raise
+        raise ChecksumMismatch(f"{url} (saved as {dest})", hit.group(1), hit.group(2)) from None
+    except requests.RequestException as exc:
+        raise NetworkUnavailable(f"{url}: {short_reason(exc)}") from None
+
+
+def download_socrata(spec: dict, dest: Path, *, retries: int = RETRIES,
+                     base: str | None = None, log=print) -> str:
     """Download a Socrata SODA query as one CSV, page by page, ordered by ``:id``.
 
     ``spec``: ``domain`` (e.g. data.cityofnewyork.us), ``dataset`` (id, e.g. k397-673e),
-    ``query`` (column filters, e.g. ``{fiscal_year: 2019}``), ``page_size``. The pages are
-    concatenated with the header written once. An app token in ``SOCRATA_APP_TOKEN`` is sent
-    when set (it only raises the rate limit). Returns the URL of the first page.
+    ``query`` (column filters, e.g. ``{fiscal_year: 2019}``), ``page_size``. Each page is
+    fetched with pooch; the pages are concatenated with the header written once. An app token
+    in ``SOCRATA_APP_TOKEN`` is sent when set (it only raises the rate limit). Returns the URL
+    of the first page.
     """
-    sess = session or requests.Session()
     base = base or f"https://{spec['domain']}/resource/{spec['dataset']}.csv"
     size = int(spec.get("page_size", 50000))
-    headers = {"User-Agent": USER_AGENT}
+    headers = {}
     if os.environ.get("SOCRATA_APP_TOKEN"):
         headers["X-App-Token"] = os.environ["SOCRATA_APP_TOKEN"]
     query = {str(k): str(v) for k, v in (spec.get("query") or {}).items()}
-    bar = Progress(f"socrata {spec['dataset']}", None)
-    first_url = None
-    with atomic_path(dest) as tmp, open(tmp, "wb") as fh:
-        offset, header = 0, None
+    first_url, rows = None, 0
+    with atomic_path(dest) as tmp, open(tmp, "wb") as fh, \
+            tempfile.TemporaryDirectory(dir=Path(dest).parent, prefix=".pages.") as pages:
+        offset, header, page_no = 0, None, 0
         while True:
             params = {**query, "$order": ":id", "$limit": str(size), "$offset": str(offset)}
-            req = requests.Request("GET", base, params=params).prepare()
-            first_url = first_url or req.url
-
-            def attempt(url=req.url) -> bytes:
-                resp = sess.get(url, timeout=timeout, headers=headers)
-                resp.raise_for_status()
-                return resp.content
-
-            page = _retrying(req.url, attempt, retries)
+            url = requests.Request("GET", base, params=params).prepare().url
+            first_url = first_url or url
+            part = Path(pages) / f"page{page_no:05d}.csv"
+            download(url, part, None, headers=headers, retries=retries)
+            page = part.read_bytes()
+            part.unlink()
             head, _, body = page.partition(b"\n")
             if header is None:
                 header = head
                 fh.write(head + b"\n")
             elif head != header:
-                raise LdpreproError(f"{req.url}: page header changed between pages")
+                raise LdpreproError(f"{url}: page header changed between pages")
             if not body.strip():
                 break
             if not body.endswith(b"\n"):
                 body += b"\n"
             fh.write(body)
-            bar.update(len(body))
+            rows += body.count(b"\n")
+            log(f"socrata {spec['dataset']}: page {page_no + 1} done, {rows:,} rows so far")
             offset += size
-    bar.close()
+            page_no += 1
     return first_url
 
 
@@ -264,18 +314,27 @@ def _copy_mirror(src: Path, dest: Path, spec: dict) -> None:
     gunzip = src.name.endswith(".gz") and not spec["name"].endswith(".gz")
     with atomic_path(dest) as tmp:
         opener = gzip.open if gunzip else open
-        with opener(src, "rb") as fin, open(tmp, "wb") as fout:
-            shutil.copyfileobj(fin, fout, CHUNK)
+        try:
+            with opener(src, "rb") as fin, open(tmp, "wb") as fout:
+                shutil.copyfileobj(fin, fout, CHUNK)
+        except (OSError, EOFError) as exc:  # a corrupt .gz without a mirror_sha256
+            raise ChecksumMismatch(str(src), spec.get("sha256", "?"),
+                                   f"(unreadable: {exc})") from None
 
 
 def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | os.PathLike = "",
-               *, session: requests.Session | None = None, log=print,
-               obtain: str = "") -> Fetched:
+               *, log=print, obtain: str = "") -> Fetched:
     """Put the verified bytes of ``spec`` at ``dest``. Order: user ``path``, mirror, network.
 
-    Raises ChecksumMismatch (file removed; message has expected and actual) or DataUnavailable
-    (not in the mirror and the network is unreachable; the message says what to do).
+    A mirror copy that fails its checksum is skipped with a warning and the URL is tried.
+    Raises UnsafePath (a name or mirror path leaving its directory, before any file is opened),
+    ChecksumMismatch (file removed; message has expected and actual) or DataUnavailable (not
+    obtainable here; the message says why and what to do).
     """
+    safe_name(dataset, "dataset name")
+    safe_name(spec["name"], f"file name of dataset '{dataset}':")
+    src_mirror = safe_join(mirror, spec["mirror"], f"mirror path of '{spec['name']}'") \
+        if spec.get("mirror") and mirror else None
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     expected, locked = expected_sha(spec, dest)
@@ -298,22 +357,28 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
         _copy_mirror(src, dest, {**spec, "mirror_sha256": None})
         return finish("path", str(src), f"{src} (copied to {dest})")
 
-    if spec.get("mirror") and mirror:
-        src = Path(mirror) / spec["mirror"]
-        if src.exists():
-            _copy_mirror(src, dest, spec)
-            return finish("mirror", str(src), f"{src} (copied to {dest})")
-        tried.append(f"not in the mirror ({src})")
-        log(f"{dataset}: {src} not in the mirror; trying the network")
+    if src_mirror is not None:
+        if src_mirror.exists():
+            try:
+                _copy_mirror(src_mirror, dest, spec)
+                return finish("mirror", str(src_mirror), f"{src_mirror} (copied to {dest})")
+            except ChecksumMismatch as exc:
+                tried.append(f"the mirror copy is corrupt ({exc})")
+                log(f"WARNING: {dataset}: the mirror copy {src_mirror} is corrupt ({exc}); "
+                    f"ignoring it and trying the official source")
+        else:
+            tried.append(f"not in the mirror ({src_mirror})")
+            log(f"{dataset}: {src_mirror} not in the mirror; trying the network")
     elif spec.get("mirror"):
         tried.append("no mirror configured (data_mirror / LDPREPRO_DATA_MIRROR)")
 
     try:
         if spec.get("socrata"):
-            url = download_socrata(spec["socrata"], dest, session=session)
+            url = download_socrata(spec["socrata"], dest, log=log)
             return finish("socrata", url, f"{url} (saved as {dest})")
         if spec.get("url"):
-            download(spec["url"], dest, session=session)
+            log(f"{dataset}: downloading {spec['url']}")
+            download(spec["url"], dest, expected)
             return finish("url", spec["url"], f"{spec['url']} (saved as {dest})")
         tried.append("no download URL is configured for it")
     except NetworkUnavailable as exc:
@@ -324,7 +389,7 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
     if spec.get("url") or spec.get("socrata"):
         ways.append("run again with internet access")
     if spec.get("mirror"):
-        where = Path(mirror) / spec["mirror"] if mirror else f"<mirror>/{spec['mirror']}"
+        where = src_mirror if src_mirror is not None else f"<mirror>/{spec['mirror']}"
         ways.append(f"put the file at {where} (data_mirror / LDPREPRO_DATA_MIRROR)")
     ways.append(f"download it yourself and set `path` of file '{spec['name']}' in "
                 f"config.yaml (datasets.{dataset}.files)")

@@ -11,18 +11,69 @@ Two real routes, tried in this order:
    it, and download it to ``data/raw/<dataset>/``. The sha256 of the downloaded data file is
    recorded in a lock file on first download and verified afterwards.
 
-With neither, :func:`locate_extract` raises DataUnavailable with the exact steps.
+With neither, :func:`locate_extract` raises DataUnavailable with the exact steps. A failing API
+call (offline, key refused, extract failed) is DataUnavailable too, with a one-line reason: the
+key never appears in it (nor in any log line), and no exception holding the API's own message
+is chained to it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import socket
 from pathlib import Path
+from urllib.parse import urlparse
 
 from ..errors import DataUnavailable
-from .fetch import check, lock_path, read_lock, sha256_file, write_lock
+from .fetch import check, lock_path, read_lock, sha256_file, short_reason, write_lock
 
 KEY_ENV = "IPUMS_API_KEY"
+API_URL = "https://api.ipums.org"
+
+
+def scrub(text: str, key: str | None) -> str:
+    """``text`` with every occurrence of the API key replaced by '***'."""
+    return text.replace(key, "***") if key else text
+
+
+def api_failure_reason(exc: BaseException, key: str | None) -> str:
+    """A one-line reason for a failed IPUMS API call, without the key."""
+    name = type(exc).__name__
+    text = f"{exc!r} {exc.__cause__!r} {exc.__context__!r}"
+    if "NameResolution" in text or "Name or service not known" in text or \
+            "Temporary failure in name resolution" in text or "Failed to resolve" in text:
+        detail = short_reason(exc)
+        if not detail.startswith("cannot resolve") or "the host" in detail:
+            detail = f"cannot resolve {urlparse(API_URL).hostname} (no network?)"
+        reason = f"cannot reach the IPUMS API: {detail}"
+    elif "NewConnectionError" in text or "Max retries exceeded" in text or \
+            "ConnectionError" in name or "Timeout" in name:
+        reason = f"cannot reach the IPUMS API at {API_URL} (connection failed or timed out)"
+    elif "Authentication" in name:
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        reason = (f"the IPUMS API refused the key in {KEY_ENV} ({first}); check it at "
+                  f"https://account.ipums.org/api_keys")
+    else:
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        reason = f"the IPUMS API call failed ({name}: {first})"
+    return " ".join(scrub(reason, key).split())
+
+
+def probe() -> str | None:
+    """Why the API route cannot work here (no ipumspy, API host does not resolve), or None.
+
+    Cheap and key-free: meant for deciding availability once, before the workflow runs.
+    """
+    if importlib.util.find_spec("ipumspy") is None:
+        return (f"{KEY_ENV} is set but the 'ipumspy' package is not installed "
+                f"(pip install -e '.[ipums]')")
+    host = urlparse(API_URL).hostname
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return f"cannot reach the IPUMS API (cannot resolve {host}: no network?)"
+    return None
 
 
 def _instructions(dataset: str, entry: dict, raw_dir: Path) -> str:
@@ -98,16 +149,23 @@ def submit_and_download(dataset: str, entry: dict, raw_dir: Path, key: str,
                               f"`pip install -e '.[ipums]'`) and rerun.") from exc
     o = entry["options"]
     variables = [v.upper() for v in list(o.get("numeric", {})) + list(o.get("categorical", {}))]
-    client = IpumsApiClient(key)
-    extract = MicrodataExtract(collection=o["collection"], samples=[o["sample"]],
-                               variables=variables, data_format=o.get("data_format",
-                                                                      "fixed_width"),
-                               description=f"ldprepro {dataset}")
-    client.submit_extract(extract)
-    log(f"{dataset}: submitted IPUMS extract {extract.extract_id}; waiting for it")
-    client.wait_for_extract(extract)
-    raw_dir.mkdir(parents=True, exist_ok=True)
-    client.download_extract(extract, download_dir=raw_dir)
+    reason = None
+    try:
+        client = IpumsApiClient(key, base_url=API_URL)
+        extract = MicrodataExtract(collection=o["collection"], samples=[o["sample"]],
+                                   variables=variables, data_format=o.get("data_format",
+                                                                          "fixed_width"),
+                                   description=f"ldprepro {dataset}")
+        client.submit_extract(extract)
+        log(f"{dataset}: submitted IPUMS extract {extract.extract_id}; waiting for it")
+        client.wait_for_extract(extract)
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        client.download_extract(extract, download_dir=raw_dir)
+    except Exception as exc:  # noqa: BLE001 - ipumspy and requests raise many types
+        reason = api_failure_reason(exc, key)
+    if reason is not None:  # raised outside the handler: no chained exception to leak the key
+        raise DataUnavailable(dataset, f"{reason}. Or supply an extract yourself "
+                              f"(datasets.{dataset}.options.extract; README 'IPUMS').")
     ddis = sorted(raw_dir.glob("*.xml"), key=lambda p: p.stat().st_mtime)
     if not ddis:
         raise DataUnavailable(dataset, f"the IPUMS download in {raw_dir} has no DDI (.xml)")

@@ -91,6 +91,13 @@ def finalise(table: Table) -> Table:
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise BadInput(f"{table.source_file}: missing column(s) {missing}; found {list(df.columns)}")
+    if len(df) == 0:
+        why = ("the file has no data rows" if table.rows_raw == 0 else
+               f"all {table.rows_raw} rows were dropped ("
+               + "; ".join(f"{d.rows}: {d.reason}" for d in table.drops) + ")")
+        first = names[0] if names else "?"
+        raise BadInput(f"{table.source_file}: column '{first}', row 1: no rows to normalise: "
+                       f"{why}")
     out = {}
     for col in table.columns:
         s = df[col.name]
@@ -180,6 +187,9 @@ def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> d
         info: dict[str, Any] = {"name": col.name, "type": col.type, "dtype": str(s.dtype),
                                 "missing": int(s.isna().sum())}
         if col.type == "numeric":
+            if not np.isfinite(s.to_numpy(dtype="float64", na_value=np.nan)).any():
+                raise BadInput(f"{table.source_file}: column '{col.name}': no finite value in any "
+                               f"of its {len(s)} rows, so it has no observed domain")
             info["domain"] = observed_domain(s) if col.domain == OBSERVED else list(col.domain)
             info["domain_from"] = "data (min, max)" if col.domain == OBSERVED else "declared"
             if len(s):
@@ -217,8 +227,14 @@ def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> d
 
 
 def write_outputs(table: Table, card: dict, parquet: str | Path, card_path: str | Path) -> None:
-    """Write the parquet (index dropped, row order kept) and then the card, both atomically."""
+    """Write the parquet (index dropped, row order kept) and then the card, both atomically.
+
+    The card is strict JSON (``allow_nan=False``); nothing is written when it is not."""
     df = table.df.reset_index(drop=True)
+    try:  # strict JSON: a NaN or infinity anywhere in the card is an error, never written
+        text = json.dumps(card, indent=2, sort_keys=False, default=_plain, allow_nan=False)
+    except ValueError as exc:
+        raise BadInput(f"{card_path}: the data card of '{card.get('dataset')}' holds a NaN or "
+                       f"infinite value ({exc}); not written") from exc
     write_parquet(df, parquet)
-    atomic_write_text(card_path, json.dumps(card, indent=2, sort_keys=False, default=_plain)
-                      + "\n")
+    atomic_write_text(card_path, text + "\n")
