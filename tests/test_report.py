@@ -8,18 +8,20 @@ import pytest
 from ldprepro import report
 
 
-def test_glance_markdown_counts_verdicts():
+def test_glance_markdown_counts_paper_and_substitute_verdicts_apart():
     claims = pd.DataFrame([
-        {"paper": "dct", "figure": "fig2", "claim": "a", "verdict": "holds", "evidence": ""},
-        {"paper": "dct", "figure": "fig2", "claim": "b", "verdict": "does not hold", "evidence": ""},
-        {"paper": "dct", "figure": "fig2", "claim": "c", "verdict": "holds", "evidence": ""},
+        {"paper": "dct", "figure": "fig2", "claim": "a", "verdict": "holds", "data_role": "paper"},
+        {"paper": "dct", "figure": "fig2", "claim": "b", "verdict": "does not hold", "data_role": "paper"},
+        {"paper": "dct", "figure": "fig2", "claim": "c", "verdict": "holds", "data_role": "paper"},
+        {"paper": "dct", "figure": "fig2", "claim": "d", "verdict": "inconclusive", "data_role": "substitute"},
     ])
     figs = [{"paper": "dct", "figure": "fig2", "title": "AE vs ε", "status": "built", "reason": ""},
             {"paper": "hiera", "figure": "fig1", "title": "MAE vs ε", "status": "not reproducible here",
              "reason": "IPUMS extract not configured"}]
     md = report.glance_markdown(figs, claims)
-    assert "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | <a href='docs/figures/dct_fig2.png'>" in md
-    assert "not reproducible here (IPUMS extract not configured) | — |" in md
+    assert ("| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | 1 inconclusive | "
+            "<a href='docs/figures/dct_fig2.png'>") in md
+    assert "not reproducible here (IPUMS extract not configured) | — | — |" in md
 
 
 def test_splice_readme_replaces_only_the_block(tmp_path):

@@ -186,21 +186,25 @@ def test_wisdm_k_minus_1_encoding_reproduces_paper_003s_43_dimensions(tmp_path):
     import yaml
 
     from ldprepro.data.build import build_from_files
+    from ldprepro.data.fetch import sha256_file, write_lock
     from ldprepro.data.transform import load
-    from ldprepro.experiments.claims import dct_fig4
+    from ldprepro.experiments.claims import claims_for
     import data_fixtures as fx
 
     root = Path(__file__).resolve().parents[1]
     cfg = yaml.safe_load((root / "config.yaml").read_text())
     raw = fx.wisdm_raw(tmp_path / "raw")
+    write_lock(raw, sha256_file(raw), "fixture (as recorded on a first download)")
     build_from_files("wisdm", cfg["datasets"]["wisdm"], {"WISDM_ar_latest.tar.gz": raw},
                      tmp_path / "wisdm.parquet", tmp_path / "wisdm.json", log=lambda *_: None)
     df, card = load("wisdm", tmp_path)
     panel = next(p for p in cfg["dct"]["fig4"]["panels"] if p["dataset"] == "wisdm")
     X, _ = design_matrix(df, card, panel)
     assert X.shape[1] == 42
-    summary = pd.DataFrame({"dataset": ["wisdm"], "mechanism": ["pm"], "eps": [1.0], "metric": ["test_mse"],
-                            "n_features": [X.shape[1]], "n": [1], "mean": [0.1], "ci_low": [0.1], "ci_high": [0.1]})
-    rows = {r["claim"]: r for r in dct_fig4(summary, cfg["dct"]["fig4"])}
+    raw = pd.DataFrame({"dataset": "wisdm", "mechanism": "pm", "eps": 1.0, "metric": "test_mse",
+                        "n_features": X.shape[1], "rep": range(3), "value": [0.1, 0.2, 0.3]})
+    table = claims_for("dct", "fig4", raw, cfg["dct"]["fig4"],
+                       unavailable={"ipums_br": "IPUMS extract not configured", "ipums_mx": "IPUMS extract not configured"})
+    rows = {r["claim"]: r for r in table.to_dict("records")}
     assert rows["After k−1 encoding wisdm has 43 dimensions"]["verdict"] == "holds"
     assert rows["After k−1 encoding ipums_br has 90 dimensions"]["verdict"] == "not testable"

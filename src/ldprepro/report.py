@@ -103,15 +103,16 @@ def provenance_html(config: dict, benchmark_files) -> str:
 def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
     """One line per paper figure: built / partial / not reproducible offline (and why), and the
     verdicts of its claims. ``figures``: dicts with paper, figure, title, status, reason."""
-    lines = ["| paper | figure | status | verdicts on the paper's claims | thumbnail |", "|---|---|---|---|---|"]
+    from .verdict_tables import verdict_counts
+
+    lines = ["| paper | figure | status | verdicts on the paper's data (reproductions) | verdicts on our stand-ins "
+             "(extension) | thumbnail |", "|---|---|---|---|---|---|"]
     for f in figures:
         c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
-        counts = c["verdict"].value_counts() if len(c) else pd.Series(dtype=int)
-        verdicts = ", ".join(f"{n} {v}" for v, n in counts.items()) or "—"
         status = f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
         thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
-        lines.append(f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdicts} | "
-                     f"<a href='{thumb}'><img src='{thumb}' width='220'></a> |")
+        lines.append(f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdict_counts(c, 'paper')} | "
+                     f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |")
     return "\n".join(lines) + "\n"
 
 

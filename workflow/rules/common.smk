@@ -17,15 +17,12 @@ FIGURE_REGISTRY = []
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):
-    """Status from the panels' data: built / partial / not reproducible offline."""
-    unavailable = unavailable or {}
-    missing = [p for p in panels if p in unavailable]
-    if panels and len(missing) == len(panels):
-        status, reason = "not reproducible here", "; ".join(sorted({unavailable[p] for p in missing}))
-    elif missing:
-        status, reason = "partial", "missing " + ", ".join(missing)
-    else:
-        status, reason = "built", ""
+    """Status from the panels' data and roles (ldprepro.figure_status); ``panels``: config dicts
+    or dataset names."""
+    from ldprepro.figure_status import figure_status
+
+    panels = [p if isinstance(p, dict) else {"dataset": p} for p in panels]
+    status, reason = figure_status(panels, unavailable or {})
     FIGURE_REGISTRY.append({"paper": paper, "figure": figure, "title": title, "status": status,
                             "reason": reason})
 

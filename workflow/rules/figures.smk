@@ -41,7 +41,7 @@ rule figure_job:
 
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     ALL_TARGETS.extend([f"figures/{_paper}/{_fig}.png", f"figures/{_paper}/{_fig}.svg"])
-    register_figure(_paper, _fig, _entry.get("title", ""), [p["dataset"] for p in _entry["panels"]], UNAVAILABLE)
+    register_figure(_paper, _fig, _entry.get("title", ""), _entry["panels"], UNAVAILABLE)
 
     rule:
         name:
