@@ -261,3 +261,27 @@ def test_issue_reproductions_now_exact():
     assert np.abs(y).max() <= 1 / (5 * 37)
     with pytest.raises(ValueError, match=r"pm: eps = 10000.0 is outside the supported range \[1e-06, 700\]"):
         get_mechanism("pm", 1e4)
+
+
+def test_config_schema_carries_the_same_bounds():
+    """Every ε list of the numeric-mechanism figures and the audit uses ``mechanism_eps``, whose
+    bounds are the mechanisms' own; a config outside them is refused before any job runs."""
+    from pathlib import Path
+
+    import jsonschema
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    bound = schema["$defs"]["mechanism_eps"]
+    assert (bound["minimum"], bound["maximum"]) == (EPS_MIN, EPS_MAX)
+    config = yaml.safe_load((root / "config.yaml").read_text())
+    jsonschema.validate(config, schema)
+    for section, figure, key in [("ldpfl", "fig6", "eps"), ("ldpfl", "fig8", "eps"), ("ldpfl", "fig1", "mc_eps"),
+                                 ("dct", "fig1", "eps"), ("hiera", "fig1", "eps"), ("audit", None, "eps")]:
+        for value in [EPS_MAX * 1.001, EPS_MIN / 2]:
+            bad = yaml.safe_load((root / "config.yaml").read_text())
+            node = bad[section] if figure is None else bad[section][figure]
+            node[key] = [value]
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate(bad, schema)

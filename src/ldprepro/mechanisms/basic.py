@@ -29,6 +29,7 @@ class Laplace(Mechanism):
         u -= lo / width + 0.5
         mag = np.abs(u)
         mag *= -2.0
+        np.maximum(mag, -1.0 + 2.0**-53, out=mag)  # u' = 0 would give an infinite output
         np.log1p(mag, out=mag)
         mag *= -self.scale
         np.copysign(mag, u, out=mag)
