@@ -22,6 +22,19 @@ class Laplace(Mechanism):
         super().__init__(eps)
         self.scale = 2.0 / self.eps
 
+    def _perturb_block(self, x, rng):
+        # t + b·E·S with E ~ Exp(1) (numpy's ziggurat: no logarithm per user) and an independent
+        # fair sign S from one random bit per user: exactly Laplace(t, b), about twice as fast
+        # as the inverse CDF below.
+        y = rng.standard_exponential(x.shape)
+        bits = np.unpackbits(np.frombuffer(rng.bytes((x.size + 7) // 8), dtype=np.uint8), count=x.size)
+        sign = bits.astype(float)
+        sign *= -2.0 * self.scale
+        sign += self.scale
+        y *= sign
+        y += x
+        return y
+
     def _sample(self, x, u, lo=0.0, width=1.0):
         # Inverse CDF of the Laplace law: y = x − b·sign(w)·ln(1 − 2|w|), w = u' − ½
         # (measured faster than Generator.laplace when run block-wise).

@@ -55,6 +55,11 @@ class Piecewise(Mechanism):
         # Var[t*|t] = k2·t² + V0 (module docstring), rewritten in r, 1/τ and 1 − e^{−ε}.
         self._k2 = (r + self.ie) / em
         self._v0 = (1.0 + r) * (r * (1.0 + inv_tau) ** 3 + em * inv_tau**2) / (3.0 * em * em)
+        # Sampling constants (see _sample).
+        self._c_left = -0.5 * self.L
+        self._k_win = self.L / self._p_win
+        self._k_out = (1.0 / self.p_low - self._k_win) if self.p_low > 0 else 0.0
+        self._two_a = 2.0 * self.A
 
     def left(self, x):
         """ℓ(t), the left end of the high-density window."""
@@ -69,28 +74,25 @@ class Piecewise(Mechanism):
         return self._p_win
 
     def _sample(self, x, u, lo=0.0, width=1.0):
-        # With u' = (u − lo)/width: the window (probability a/(a+τ), the same for every t) first,
-        #   u' < P_win -> y = slope·t + L·(u'/P_win − ½)            (uniform on [ℓ(t), r(t)]);
-        # otherwise w = 2(u' − P_win)/P_out − 1 is uniform on [−1, 1) and
-        #   y = slope·w + sign(w − t)·L/2,
-        # which is uniform on [−A, ℓ(t)) ∪ [r(t), A) (left piece of length slope·(1+t), right
-        # of length slope·(1−t)). Every term is O(A): no cancellation at any ε.
-        half = 0.5 * self.L
-        kw = self.L / (self._p_win * width)
-        y = u * kw
-        y -= half + lo * kw
-        t = x * self._slope
-        y += t
-        if self._p_out > 0.0:
-            ko = 2.0 / (self._p_out * width)
-            cut = lo + self._p_win * width
-            w = u * ko
-            w -= 1.0 + cut * ko
-            np.subtract(w, x, out=t)
-            np.copysign(half, t, out=t)
-            w *= self._slope
-            w += t
-            np.copyto(y, w, where=u >= cut)
+        # Inverse CDF with the window first: with m = u' = (u − lo)/width (uniform on [0, 1)),
+        #   m < P_win: y = ℓ(t) + m·L/P_win                        (uniform on the window),
+        #   m ≥ P_win: y = r(t) + s, s = (m − P_win)/p_low ∈ [0, 2A − L), wrapped round by −2A
+        #              when it passes A, i.e. the right piece [r, A] then the left [−A, ℓ].
+        # Both cases are  y = ℓ(t) + m·L/P_win + max(m − P_win, 0)·(1/p_low − L/P_win), minus 2A
+        # if y > A. No term is large unless it is the output's own size (the old left-to-right
+        # order computed the window as a difference of terms ~1/p_low, wrong from ε ≈ 75).
+        if lo != 0.0 or width != 1.0:
+            u = (u - lo) / width
+        y = x * self._slope
+        y += self._c_left
+        v = u * self._k_win
+        y += v
+        np.subtract(u, self._p_win, out=v)
+        np.maximum(v, 0.0, out=v)
+        v *= self._k_out
+        y += v
+        np.multiply(y > self.A, self._two_a, out=v)
+        y -= v
         return y
 
     def variance(self, x):
