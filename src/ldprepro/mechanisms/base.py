@@ -107,11 +107,11 @@ class Mechanism(ABC):
     # --- sampling ---------------------------------------------------------------------------
     def perturb(self, x, rng: np.random.Generator) -> np.ndarray:
         """Perturb every entry of ``x`` independently; returns a float array of the same shape."""
-        x = as_input(x)
+        x = np.asarray(x, dtype=float)
         flat = x.reshape(-1)
         out = np.empty_like(flat)
         for start in range(0, flat.size, CHUNK):
-            block = flat[start : start + CHUNK]
+            block = as_input(flat[start : start + CHUNK])  # checked while in cache
             out[start : start + block.size] = self._perturb_block(block, rng)
         return out.reshape(x.shape)
 
