@@ -87,8 +87,9 @@ class Mechanism(ABC):
 
     Subclasses implement ``_sample(x, u, lo, width)``: the output for inputs ``x`` given one
     independent uniform per input, namely (u − lo)/width (inverse-CDF sampling; ``u`` is never
-    modified). Folding the affine map into each sampler's constants lets a mixture feed all of its
-    components from one uniform at no extra cost.
+    modified), and may override ``_perturb_block`` with a faster sampler of the same law (Laplace,
+    DCT, mixtures; the tests compare the two). Every sampler is exact up to the 2^-53 grid of
+    ``Generator.random``: outcomes rarer than that are not resolved.
     """
 
     name: str = "mechanism"
