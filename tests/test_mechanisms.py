@@ -69,7 +69,7 @@ def test_unbiased_and_variance_matches_closed_form(name, eps):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 8.0])
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 8.0, 30.0])
 def test_sampler_follows_the_exact_law(name, eps):
     """The sampler's output law equals the closed-form pmf (chi-square) or pdf (KS)."""
     mech = get_mechanism(name, eps)
@@ -227,3 +227,47 @@ def test_seeding_reproducible_and_streams_independent(name):
     # Independent streams: the noise of two keys is uncorrelated (|r| < 5/√n).
     r = np.corrcoef(a - x, c - x)[0, 1]
     assert abs(r) < 5.0 / math.sqrt(x.size)
+
+
+@pytest.mark.parametrize("name", ["laplace", "dct", "pm", "three_outputs", "duchi"])
+@pytest.mark.parametrize("eps", [0.5, 4.0, 60.0])
+def test_fast_sampler_has_the_law_of_the_inverse_cdf(name, eps):
+    """``perturb`` (Laplace: exponential × random sign; DCT: Alg. 3 step by step) against the
+    one-uniform inverse-CDF sampler ``_sample``: two-sample KS at every input."""
+    from scipy import stats
+
+    mech = get_mechanism(name, eps)
+    rng = rng_for(13, ["fast-vs-icdf", name, eps])
+    for t in [-1.0, 0.25, 1.0]:
+        fast = mech.perturb(np.full(100_000, t), rng)
+        ref = mech._sample(np.full(100_000, t), rng.random(100_000))
+        if mech.discrete:
+            assert_discrete_law(fast, mech.support(), mech.pmf(t), f"{name} eps={eps} t={t} fast")
+            assert_discrete_law(ref, mech.support(), mech.pmf(t), f"{name} eps={eps} t={t} icdf")
+        else:
+            p = stats.ks_2samp(fast, ref).pvalue
+            assert p > 1e-4, f"{name} eps={eps} t={t}: KS p = {p:.2e}"
+
+
+@pytest.mark.parametrize("name", ["hm", "hm_tp"])
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_mixture_branch_split_has_the_law_of_per_user_choice(name, eps):
+    """The mixture runs each branch only on its own users; the reference draws a component per
+    user and samples it user by user through the component's own inverse CDF."""
+    from scipy import stats
+
+    mech = get_mechanism(name, eps)
+    rng = rng_for(14, ["mixture-split", name, eps])
+    n, t = 100_000, 0.6
+    fast = mech.perturb(np.full(n, t), rng)
+    choice = rng.random(n) < mech.weights[0]
+    ref = np.where(choice, mech.components[0]._sample(np.full(n, t), rng.random(n)),
+                   mech.components[1]._sample(np.full(n, t), rng.random(n)))
+    atoms = mech.support()
+    rest = atoms.max() + 1.0  # stands for "not an atom" in the chi-square
+    for sample in (fast, ref):  # same atom masses (chi-square on the atoms and the rest)
+        on = np.isin(sample, atoms)
+        assert_discrete_law(np.where(on, sample, rest), np.append(atoms, rest),
+                            np.append(mech.pmf(t), 1 - mech.pmf(t).sum()), f"{name} eps={eps} atoms")
+    p = stats.ks_2samp(fast[~np.isin(fast, atoms)], ref[~np.isin(ref, atoms)]).pvalue
+    assert p > 1e-4, f"{name} eps={eps}: KS p = {p:.2e} on the continuous part"

@@ -8,6 +8,8 @@
 Names: laplace, duchi, harmony, pm, hm, three_outputs, pm_opt, pm_sub, hm_tp, dct.
 ``get_mechanism(name, eps, discretize=m)`` applies Zhao et al.'s Algorithm 5 with m segments per
 side (continuous mechanisms, or the continuous branch of hm / hm_tp).
+Every 1-D mechanism accepts a real ε in [EPS_MIN, EPS_MAX] = [1e-6, 700] and is numerically exact
+there (see ``base``); anything else is refused with an error naming the mechanism and the value.
 ``get_multidim(name, eps, d)`` gives the multidimensional collection used by the papers.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .base import Mechanism, Mixture
+from .base import EPS_MAX, EPS_MIN, Mechanism, Mixture, check_mechanism_eps
 from .basic import Duchi, Harmony, Laplace
 from .dct import DCT
 from .discretize import Discretized, discretize
@@ -45,6 +47,7 @@ def get_mechanism(name: str, eps: float, discretize: int | None = None, **params
         factory = MECHANISMS[name]
     except KeyError:
         raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISMS)}") from None
+    eps = check_mechanism_eps(eps, name)
     mech = factory(eps, **params)
     if discretize is not None:
         from .discretize import discretize as _discretize
@@ -69,7 +72,7 @@ def get_multidim(name: str, eps: float, d: int, discretize: int | None = None,
 
 
 __all__ = [
-    "MECHANISMS", "get_mechanism", "get_multidim", "Mechanism", "Mixture", "Laplace", "Duchi",
+    "MECHANISMS", "EPS_MIN", "EPS_MAX", "get_mechanism", "get_multidim", "Mechanism", "Mixture", "Laplace", "Duchi",
     "Harmony", "Piecewise", "PM", "PMOpt", "PMSub", "ThreeOutputs", "HM", "HMTP", "DCT",
     "Discretized", "discretize", "SampledMultiDim", "DuchiMultiDim", "LaplaceMultiDim",
     "MultiDimMechanism", "sampling_k",

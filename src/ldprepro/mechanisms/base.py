@@ -9,12 +9,23 @@ Exact probabilities. The output law of every mechanism here is a mixture of a fi
 (``support()`` and ``pmf(x)``) and an absolutely continuous part (``pdf(y, x)``). Purely discrete
 mechanisms have ``pdf == 0``; purely continuous ones have an empty support. Because the two parts
 are mutually singular, the ε-LDP ratio is checked separately on each: for every pair of inputs,
-``pmf`` ratios over atoms and ``pdf`` ratios over outputs must stay ≤ e^ε.
+``pmf`` ratios over atoms and ``pdf`` ratios over outputs must stay ≤ e^ε. ``logpmf`` and
+``logpdf`` give the same probabilities in log space: at large ε some of them (e.g. e^{−3ε/2} in
+HM) are below the smallest double, so ratios are checked as differences of logs.
+
+Numerical range. Every 1-D mechanism accepts ε ∈ [EPS_MIN, EPS_MAX] = [1e-6, 700] and is exact on
+all of it: constants are written in e^{−ε} (``expm1``, ``log1p``, ``logaddexp``) so that nothing
+overflows or cancels, and the property tests (tests/test_mechanisms_extreme_eps.py) check
+unbiasedness, variance, finiteness and the exact ε-LDP ratio over the whole range. Outside it
+``get_mechanism`` raises: above 700, e^ε (the likelihood ratio every test and audit compares
+with) is within 1.3% of the largest double; below 1e-6 the variances (~1/ε²) are beyond anything
+a sample could check. The config schema carries the same bounds for every ε list.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -28,11 +39,36 @@ EMPTY = np.empty(0)
 CHUNK = 1 << 15
 
 
+#: The ε range on which every 1-D mechanism is tested to be numerically exact (module docstring).
+EPS_MIN, EPS_MAX = 1e-6, 700.0
+
+
+def _real(eps, what: str) -> float:
+    """``eps`` as a float if it is a real number (not a string, bool or None), else TypeError."""
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"{what} must be a real number, got {eps!r} ({type(eps).__name__})")
+    return float(eps)
+
+
 def check_eps(eps: float, name: str = "eps") -> float:
-    eps = float(eps)
+    eps = _real(eps, name)
     if not math.isfinite(eps) or eps <= 0:
         raise ValueError(f"{name} must be a finite positive number, got {eps!r}")
     return eps
+
+
+def check_mechanism_eps(eps, mechanism: str) -> float:
+    """ε for the 1-D mechanism ``mechanism``: a real number in [EPS_MIN, EPS_MAX], else an error
+    naming the mechanism, the value and the bound."""
+    value = _real(eps, f"{mechanism}: eps")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{mechanism}: eps must be a finite positive number, got {eps!r}")
+    if not EPS_MIN <= value <= EPS_MAX:
+        raise ValueError(
+            f"{mechanism}: eps = {value!r} is outside the supported range [{EPS_MIN:g}, {EPS_MAX:g}] "
+            f"(the range on which the mechanisms are verified to be numerically exact; above "
+            f"{EPS_MAX:g} the likelihood ratio e^eps is no longer a representable double)")
+    return value
 
 
 def as_input(x, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
@@ -51,8 +87,9 @@ class Mechanism(ABC):
 
     Subclasses implement ``_sample(x, u, lo, width)``: the output for inputs ``x`` given one
     independent uniform per input, namely (u − lo)/width (inverse-CDF sampling; ``u`` is never
-    modified). Folding the affine map into each sampler's constants lets a mixture feed all of its
-    components from one uniform at no extra cost.
+    modified), and may override ``_perturb_block`` with a faster sampler of the same law (Laplace,
+    DCT, mixtures; the tests compare the two). Every sampler is exact up to the 2^-53 grid of
+    ``Generator.random``: outcomes rarer than that are not resolved.
     """
 
     name: str = "mechanism"
@@ -62,17 +99,20 @@ class Mechanism(ABC):
     continuous: bool = True
 
     def __init__(self, eps: float):
-        self.eps = check_eps(eps)
+        self.eps = check_mechanism_eps(eps, self.name)
+        #: a = e^ε, e^{−ε} and 1 − e^{−ε} (exact via expm1 for small ε).
         self.a = math.exp(self.eps)
+        self.ie = math.exp(-self.eps)
+        self.em = -math.expm1(-self.eps)
 
     # --- sampling ---------------------------------------------------------------------------
     def perturb(self, x, rng: np.random.Generator) -> np.ndarray:
         """Perturb every entry of ``x`` independently; returns a float array of the same shape."""
-        x = as_input(x)
+        x = np.asarray(x, dtype=float)
         flat = x.reshape(-1)
         out = np.empty_like(flat)
         for start in range(0, flat.size, CHUNK):
-            block = flat[start : start + CHUNK]
+            block = as_input(flat[start : start + CHUNK])  # checked while in cache
             out[start : start + block.size] = self._perturb_block(block, rng)
         return out.reshape(x.shape)
 
@@ -115,6 +155,16 @@ class Mechanism(ABC):
         """Density of the absolutely continuous part at ``y`` given ``x`` (broadcast)."""
         return np.zeros(np.broadcast(np.asarray(y), np.asarray(x)).shape)
 
+    def logpmf(self, x) -> np.ndarray:
+        """log ``pmf(x)``, exact where ``pmf`` underflows (override); −inf for impossible atoms."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.pmf(x))
+
+    def logpdf(self, y, x) -> np.ndarray:
+        """log ``pdf(y, x)``, exact where ``pdf`` underflows (override); −inf outside the support."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.pdf(y, x))
+
     def density_pieces(self, x) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The continuous part as pieces ``(lo, hi, density)`` with constant density, if it is
         piecewise constant (used by exact discretisation); arrays broadcast with ``x``."""
@@ -139,11 +189,13 @@ class Mixture(Mechanism):
     """With probability ``weights[i]`` run ``components[i]`` (all at the same ε; weights do not
     depend on the input, so the mixture inherits ε-LDP). All components must be unbiased.
 
-    Sampling draws one uniform per user to choose the component, then runs each component's own
-    ``perturb`` on the users that chose it.
+    Sampling draws each user's branch (one uniform per user: the branch sizes are then
+    multinomial(n, weights)) and runs each component's own sampler only on the users of its
+    branch, with its own fresh randomness; no component is evaluated on users it does not serve.
     """
 
     def __init__(self, eps: float, components: list[Mechanism], weights: list[float], name: str):
+        self.name = name
         super().__init__(eps)
         weights = np.asarray(weights, dtype=float)
         if len(components) != len(weights) or not np.isclose(weights.sum(), 1.0) or (weights < 0).any():
@@ -151,13 +203,12 @@ class Mixture(Mechanism):
         keep = weights > 0
         self.components = [c for c, k in zip(components, keep) if k]
         self.weights = weights[keep]
-        self.name = name
+        self._log_weights = np.log(self.weights)
         self.discrete = all(c.discrete for c in self.components)
         self.continuous = any(c.continuous for c in self.components)
+        # Branch i serves the users whose uniform lies in [edges[i], edges[i+1]).
         self._edges = np.concatenate([[0.0], np.cumsum(self.weights)])
         self._edges[-1] = 1.0
-        # Components sampled from one uniform each: the mixture then needs one uniform per user.
-        self._single_uniform = all(type(c)._sample is not Mechanism._sample for c in self.components)
         atoms = [c.support() for c in self.components]
         self._support = np.unique(np.concatenate(atoms)) if atoms else EMPTY
 
@@ -165,31 +216,23 @@ class Mixture(Mechanism):
         if len(self.components) == 1:
             return self.components[0]._perturb_block(x, rng)
         u = rng.random(x.shape)
-        if self._single_uniform:
-            return self._sample(x, u)
         out = np.empty(x.shape)
-        for c, lo, hi in zip(self.components, self._edges[:-1], self._edges[1:]):
-            mask = (u >= lo) & (u < hi)
-            if mask.any():
-                out[mask] = c._perturb_block(x[mask], rng)
-        return out
-
-    def _sample(self, x, u, lo=0.0, width=1.0):
-        """Every component evaluated on the whole block from u rescaled within its weight interval
-        (uniform there, independent of the choice), then selected: branch-free and cache-friendly."""
-        out = None
-        for c, start, stop in zip(self.components, self._edges[:-1], self._edges[1:]):
-            y = c._sample(x, u, lo + width * start, width * (stop - start))
-            if out is None:
-                out = y
-            else:
-                np.copyto(out, y, where=u >= lo + width * start)
+        if len(self.components) == 2:
+            first = u < self._edges[1]
+            branches = [np.flatnonzero(first), np.flatnonzero(~first)]
+        else:
+            which = np.searchsorted(self._edges[1:-1], u, side="right")
+            branches = [np.flatnonzero(which == i) for i in range(len(self.components))]
+        for c, idx in zip(self.components, branches):
+            if idx.size:
+                out[idx] = c._perturb_block(x[idx], rng)
         return out
 
     def variance(self, x):
+        # Every component is unbiased, so the between-branch variance is 0 (law of total
+        # variance): Var = Σ w_i Var_i, with no cancellation against x² at large ε.
         x = np.asarray(x, dtype=float)
-        second = sum(w * (c.variance(x) + x * x) for c, w in zip(self.components, self.weights))
-        return second - x * x
+        return sum(w * c.variance(x) for c, w in zip(self.components, self.weights))
 
     def output_bounds(self):
         bounds = [c.output_bounds() for c in self.components]
@@ -208,5 +251,23 @@ class Mixture(Mechanism):
                 out[..., idx] += w * c.pmf(x)
         return out
 
+    def logpmf(self, x):
+        x = np.asarray(x, dtype=float)
+        out = np.full(x.shape + (len(self._support),), -np.inf)
+        for c, lw in zip(self.components, self._log_weights):
+            s = c.support()
+            if len(s):
+                idx = np.searchsorted(self._support, s)
+                out[..., idx] = np.logaddexp(out[..., idx], lw + c.logpmf(x))
+        return out
+
     def pdf(self, y, x):
         return sum(w * c.pdf(y, x) for c, w in zip(self.components, self.weights))
+
+    def logpdf(self, y, x):
+        shape = np.broadcast(np.asarray(y), np.asarray(x)).shape
+        out = np.full(shape, -np.inf)
+        for c, lw in zip(self.components, self._log_weights):
+            if c.continuous:
+                out = np.logaddexp(out, lw + c.logpdf(y, x))
+        return out

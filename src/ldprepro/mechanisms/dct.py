@@ -37,7 +37,11 @@ class DCT(Mechanism):
         self.alpha = alpha
         self.d = 1.0 / (alpha * self.eps)
         self.m = self.d / 2.0
-        self.keep = (self.a - 1.0) / (self.a + 1.0)
+        # keep = (e^ε−1)/(e^ε+1) = tanh(ε/2) and 1 − keep = 2e^{−ε}/(1+e^{−ε}), both exact (keep
+        # rounds to 1 from ε ≈ 38 on; 1 − keep stays positive up to ε = 700).
+        self.keep = math.tanh(self.eps / 2.0)
+        self._replace = 2.0 * self.ie / (1.0 + self.ie)
+        self._inv_keep, self._inv_replace = 1.0 / self.keep, 1.0 / self._replace
 
     def _perturb_block(self, x, rng):
         """Algorithm 3, step by step.
@@ -51,9 +55,13 @@ class DCT(Mechanism):
         bit, fresh = bits[: x.size].view(bool), bits[x.size : 2 * x.size].view(bool)  # step 1
         u = rng.random(x.shape)
         kept = u < self.keep                                                       # step 2
-        bit = np.where(kept, bit, fresh)
-        u -= np.where(kept, 0.0, self.keep)                  # rescale u within its interval
-        u *= np.where(kept, 1.0 / self.keep, 1.0 / (1.0 - self.keep))
+        bit = bit ^ ((bit ^ fresh) & ~kept)                  # the fresh bit where not kept
+        # rescale u within its interval: u/keep if kept, (u − keep)/(1 − keep) otherwise
+        replaced = (~kept).astype(float)
+        u -= replaced * self.keep
+        replaced *= self._inv_replace - self._inv_keep
+        replaced += self._inv_keep
+        u *= replaced
         return self._place(x, bit, u)                                              # step 3
 
     def _place(self, x, inner, w):
@@ -81,7 +89,7 @@ class DCT(Mechanism):
 
     def prob_inner(self) -> float:
         """P(final bit = 1) = keep·½ + (1 − keep)·½ = ½ for every input."""
-        return self.keep * 0.5 + (1.0 - self.keep) * 0.5
+        return self.keep * 0.5 + self._replace * 0.5
 
     def variance(self, x):
         return np.full(np.shape(x), self.d**2 / 3.0)

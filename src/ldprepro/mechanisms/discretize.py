@@ -17,10 +17,21 @@ import numpy as np
 from .base import Mechanism, Mixture
 
 
-def _hat_cdf(s: np.ndarray) -> np.ndarray:
-    """∫_{−∞}^{s} max(0, 1 − |t|) dt."""
-    s = np.clip(s, -1.0, 1.0)
-    return np.where(s <= 0.0, 0.5 * (s + 1.0) ** 2, 1.0 - 0.5 * (1.0 - s) ** 2)
+def _hat_average(start: np.ndarray, length: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Mean over [start, start + length] of the hat max(0, 1 − |s − g|), for each grid point g.
+
+    Computed per linear piece of the hat ([g−1, g] and [g, g+1]) as overlap length × the hat at
+    the overlap's midpoint (exact for a linear function), so a piece much shorter than its
+    distance from 0 (PM's window at large ε, L ≪ |t|) keeps its full mass instead of vanishing
+    in a difference of two CDF values."""
+    total = np.zeros(np.broadcast(start, length, grid).shape)
+    for b0, b1 in ((-1.0, 0.0), (0.0, 1.0)):
+        off0 = np.clip(grid + b0 - start, 0.0, length)
+        off1 = np.clip(grid + b1 - start, 0.0, length)
+        mid = start + 0.5 * (off0 + off1) - grid
+        total += (off1 - off0) * (1.0 - np.abs(mid))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(length > 0, total / length, 0.0)
 
 
 class Discretized(Mechanism):
@@ -38,6 +49,7 @@ class Discretized(Mechanism):
         lo, hi = base.output_bounds()
         if not (np.isfinite(lo) and np.isfinite(hi)) or not np.isclose(-lo, hi):
             raise ValueError(f"{base.name} has no bounded symmetric output range to discretise")
+        self.name = f"{base.name}_disc"
         super().__init__(base.eps)
         self.base, self.m = base, m
         self.A = hi
@@ -60,20 +72,28 @@ class Discretized(Mechanism):
     def support(self):
         return self._support
 
+    def _mass_pieces(self, x):
+        if hasattr(self.base, "mass_pieces"):
+            return self.base.mass_pieces(x)
+        return [(lo, hi - lo, dens * (hi - lo)) for lo, hi, dens in self.base.density_pieces(x)]
+
     def pmf(self, x):
+        """P(z_k | x) = Σ over the base's uniform pieces of mass × (mean of z_k's hat over the
+        piece): every term is non-negative, so tail probabilities keep their relative precision."""
         x = np.asarray(x, dtype=float)
-        grid = self._support / self.h  # integers −m..m
+        grid = np.arange(-self.m, self.m + 1, dtype=float)
         out = np.zeros(x.shape + (len(grid),))
-        for lo, hi, dens in self.base.density_pieces(x):
-            lo = np.asarray(lo)[..., None] / self.h
-            hi = np.asarray(hi)[..., None] / self.h
-            out += np.asarray(dens)[..., None] * self.h * (_hat_cdf(hi - grid) - _hat_cdf(lo - grid))
+        for start, length, mass in self._mass_pieces(x):
+            start = np.asarray(start, dtype=float)[..., None] / self.h
+            length = np.asarray(length, dtype=float)[..., None] / self.h
+            out += np.asarray(mass, dtype=float)[..., None] * _hat_average(start, length, grid)
         return out
 
     def variance(self, x):
-        """Exact: Σ_k z_k² P(z_k | x) − x² (Lemma 9: never below the continuous variance)."""
+        """Exact: Σ_k (z_k − x)² P(z_k | x) (unbiased output; Lemma 9: never below the
+        continuous variance), free of the cancellation of Σ z_k² P − x² at large ε."""
         x = np.asarray(x, dtype=float)
-        return self.pmf(x) @ (self._support**2) - x * x
+        return np.sum((self._support - x[..., None]) ** 2 * self.pmf(x), axis=-1)
 
     def output_bounds(self):
         return (-self.A, self.A)
