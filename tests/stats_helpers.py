@@ -66,11 +66,19 @@ def assert_discrete_law(samples: np.ndarray, support: np.ndarray, probs: np.ndar
         pooled_e[-1] += acc_e
         pooled_c[-1] += acc_c
     if len(pooled_e) < 2:
-        # one atom carries all the probability: every sample on it is the whole law (checked above)
+        # too little expectation outside the likeliest atom for a chi-square: test the count off
+        # that atom exactly (binomial); a point mass was verified exactly above
+        if samples.size == 0:
+            raise AssertionError(f"{label}: no samples to test")
         if keep.sum() == 1:
             return
-        raise AssertionError(f"{label}: {samples.size} samples are too few for a chi-square test of "
-                             f"{int(keep.sum())} atoms (fewer than 2 cells with expectation ≥ 20)")
+        top = int(np.argmax(expected))
+        p_off = float(probs[keep].sum() - probs[top]) / float(probs[keep].sum())
+        off = int(samples.size - counts[top])
+        p = stats.binomtest(off, samples.size, p_off).pvalue
+        assert p > ALPHA, (f"{label}: {off} of {samples.size} samples off the likeliest atom, expected "
+                           f"{p_off * samples.size:.3g} (exact binomial p = {p:.2e})")
+        return
     chi2 = stats.chisquare(np.array(pooled_c), np.array(pooled_e) * (sum(pooled_c) / sum(pooled_e)))
     assert chi2.pvalue > ALPHA, f"{label}: chi-square p = {chi2.pvalue:.2e}"
 
