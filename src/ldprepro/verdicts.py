@@ -69,6 +69,7 @@ class Point:
     exact: bool = False
     refutes: bool = False  # exact computation contradicts the claim here
     note: str = ""
+    theory: float = math.nan  # the effect the closed forms predict here (test scale), for power
 
     @property
     def significant(self) -> bool:
@@ -371,11 +372,13 @@ def claim_row(c: Claim) -> dict:
     mde, needed = None, None
     if tested:
         mde = worst.mde
-        delta = c.theory_effect
+        delta = worst.theory if np.isfinite(worst.theory) else c.theory_effect
         if delta is None and np.isfinite(worst.effect):
             delta = _test_scale(worst)
         needed = reps_needed(worst.sd, delta) if delta is not None else math.inf
     evidence = lead + ". " + details + ("" if not c.evidence else ". " + c.evidence)
+    if tested and np.isfinite(worst.theory):
+        evidence += f". The closed forms predict an effect of {_fmt(_from_test_scale(worst, worst.theory))} at {worst.label}"
     return _row(c, test=tests, effect=shown.effect, ci_low=shown.ci_low, ci_high=shown.ci_high,
                 p_value=p_claim, n_reps=n_reps, mde=mde,
                 reps_needed=None if needed is None or not np.isfinite(needed) else float(needed),
@@ -387,6 +390,10 @@ def _test_scale(pt: Point) -> float:
     if pt.null == 1.0 and pt.effect > 0:
         return math.log(pt.effect)
     return pt.effect - pt.null
+
+
+def _from_test_scale(pt: Point, value: float) -> float:
+    return math.exp(value) if pt.null == 1.0 else value + pt.null
 
 
 def finalize(rows: Iterable[dict]) -> pd.DataFrame:
@@ -405,7 +412,8 @@ def finalize(rows: Iterable[dict]) -> pd.DataFrame:
         if df.at[i, "verdict"] == "inconclusive":
             mde, need = r["mde"], r["reps_needed"]
             df.at[i, "evidence"] += (f". Minimal detectable effect at n = {r['n_reps']}: {_fmt(mde)}; "
-                                     + (f"about {int(need)} repetitions would detect the effect tested"
+                                     + (f"about {int(need)} repetitions would detect the effect tested "
+                                        "(the closed forms' prediction where one is stated, else the observed one)"
                                         if pd.notna(need) else "no finite number of repetitions would detect "
                                         "a zero effect"))
     return validate_claims(df)

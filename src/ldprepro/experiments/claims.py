@@ -17,6 +17,7 @@ Registered in CLAIMS by (paper, figure); ``claims_for`` returns the figure's cla
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -164,14 +165,23 @@ def win_points(res: Results, a: str, others: list[str], where=None, check_ties: 
                     continue
                 pt = _paired(sa, sb, label, _log_scale(metric))
                 if pt is not None:
-                    points.append(pt)
+                    points.append(_with_theory(pt, res, ds, metric, a, b, eps, sel))
     return points
 
 
+def _with_theory(pt, res: Results, ds: str, metric: str, a: str, b: str, eps: float, sel: dict):
+    """Attach the effect the closed forms predict (log of the theory metrics' ratio) for power."""
+    ta = res.series(ds, a, f"{metric}_theory", eps=eps, **sel)
+    tb = res.series(ds, b, f"{metric}_theory", eps=eps, **{k: v for k, v in sel.items() if k != "clip"})
+    if ta.empty or tb.empty or not (ta.iloc[0] > 0 and tb.iloc[0] > 0):
+        return pt
+    return dataclasses.replace(pt, theory=math.log(float(ta.iloc[0]) / float(tb.iloc[0])))
+
+
 def outperform(res: Results, text: str, a: str, others: list[str], scope: str, where=None, **sel) -> Claim:
-    kind = "win-over-set" if len(others) > 1 else "pairwise"
-    if len(res.eps_values()) > 1 and where is None:
-        kind = "range"
+    in_scope = [e for e in res.eps_values() if where is None or where(e)]
+    kind = "range" if len(in_scope) > 1 or len(res.datasets) > 1 else (
+        "win-over-set" if len(others) > 1 else "pairwise")
     return res.claim(text, scope, kind, points=win_points(res, a, others, where, **sel))
 
 
