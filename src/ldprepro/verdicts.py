@@ -5,7 +5,8 @@ computation), following the project's statistical standard (docs/verdicts-standa
 
 - vocabulary: exactly ``holds``, ``does not hold``, ``inconclusive``, ``not testable``;
 - comparisons are paired on the repetition index (common random numbers): the test works on
-  per-repetition differences, or log-ratios for errors that span decades;
+  per-repetition differences (rates), or on the ratio of the mean errors (MSE, MAE: the plotted
+  quantity) with the paired delta method;
 - a paired t-test when the differences look normal (Shapiro–Wilk p ≥ 0.05), else the Wilcoxon
   signed-rank test with the Hodges–Lehmann estimate and its distribution-free interval;
 - a claim made over several scope points (ε values, datasets, baselines) holds only if every point
@@ -158,7 +159,40 @@ def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = Tr
     return Point(label, name + " on differences", est, lo, hi, p, favours, n, sd, mde, null=0.0)
 
 
-def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, alpha: float = ALPHA) -> Point:
+def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha: float = ALPHA) -> Point:
+    """Paired test of the ratio of the mean metrics, mean(A)/mean(B): the quantity a figure plots
+    (an MSE or MAE is an arithmetic mean over repetitions). Delta method on the paired
+    repetitions: log ā − log b̄ has influence values a_i/ā − b_i/b̄, whose sample variance / n is
+    its variance; t interval and test with n − 1 degrees of freedom. Unlike the geometric mean of
+    per-repetition ratios, this cannot favour a method whose per-repetition errors are more
+    dispersed but larger on average."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"{label}: paired samples must be 1-D and of equal length, got {a.shape} and {b.shape}")
+    ok = np.isfinite(a) & np.isfinite(b)
+    a, b = a[ok], b[ok]
+    n = a.size
+    if n < 2 or a.mean() <= 0 or b.mean() <= 0:
+        return Point(label, "ratio of means (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, n,
+                     null=1.0)
+    est = math.log(a.mean()) - math.log(b.mean())
+    infl = a / a.mean() - b / b.mean()
+    sd = float(infl.std(ddof=1))
+    se = sd / math.sqrt(n)
+    if se == 0:
+        p = 1.0 if est == 0 else 0.0
+        lo = hi = est
+    else:
+        tq = float(stats.t.ppf(1 - alpha / 2, n - 1))
+        p = float(2 * stats.t.sf(abs(est) / se, n - 1))
+        lo, hi = est - tq * se, est + tq * se
+    favours = est < 0 if claim_a_lower else est > 0
+    return Point(label, "ratio of means, paired delta-method t", math.exp(est), math.exp(lo), math.exp(hi), p,
+                 favours, n, sd, math.exp(_mde_test_scale(sd, n, alpha)), null=1.0)
+
+
+def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, means: bool = False,
+                      alpha: float = ALPHA) -> Point:
     """TOST: is the paired effect within ±``margin`` (a ratio within [1/margin, margin] when
     ``log``)? ``p_value`` is the larger one-sided p (equivalence holds when < α); ``favours`` is
     True when the 90 % interval lies inside the margin. A significant result against equivalence
@@ -166,12 +200,17 @@ def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, alph
     non-equivalence test in ``note``."""
     a, b = np.asarray(a, dtype=float), np.broadcast_to(np.asarray(b, dtype=float), np.shape(a))
     ok = np.isfinite(a) & np.isfinite(b) & ((a > 0) & (b > 0) if log else True)
-    d = (np.log(a[ok]) - np.log(b[ok])) if log else (a[ok] - b[ok])
-    n = d.size
+    a, b = a[ok], b[ok]
     m = math.log(margin) if log else float(margin)
-    if n < 2:
-        return Point(label, "TOST (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, n)
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if a.size < 2:
+        return Point(label, "TOST (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, a.size)
+    if log and means:  # ratio of the means, paired delta method (see ratio_of_means_point)
+        d = a / a.mean() - b / b.mean()
+        mean, sd = math.log(a.mean()) - math.log(b.mean()), float(d.std(ddof=1))
+    else:
+        d = (np.log(a) - np.log(b)) if log else (a - b)
+        mean, sd = float(d.mean()), float(d.std(ddof=1))
+    n = d.size
     se = sd / math.sqrt(n)
     if se == 0:
         inside = abs(mean) < m
@@ -182,7 +221,8 @@ def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, alph
     half = float(stats.t.ppf(1 - alpha, n - 1)) * se
     lo, hi = mean - half, mean + half
     conv = math.exp if log else (lambda v: v)
-    test = f"TOST (margin {'×' if log else '±'}{margin:g}) on {'log-ratios' if log else 'differences'}"
+    on = "the ratio of means" if log and means else ("log-ratios" if log else "differences")
+    test = f"TOST (margin {'×' if log else '±'}{margin:g}) on {on}"
     return Point(label, test, conv(mean), conv(lo), conv(hi), p_eq, bool(p_eq < alpha), n, sd,
                  conv(_mde_test_scale(sd, n, alpha)), null=1.0 if log else 0.0,
                  note=f"non-equivalence p = {p_out:.3g}" + (" (significant)" if p_out < alpha else ""))

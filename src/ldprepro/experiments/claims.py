@@ -31,6 +31,7 @@ from ..verdicts import (
     judge,
     not_testable,
     paired_point,
+    ratio_of_means_point,
     tie_point,
     trend_point,
 )
@@ -91,11 +92,15 @@ class Results:
 
 
 def _paired(a: pd.Series, b: pd.Series, label: str, log: bool, claim_a_lower: bool = True):
+    """Paired comparison on the common repetitions: the ratio of the mean errors (``log``: MSE/MAE,
+    the plotted quantity) or the mean difference (rates)."""
     common = a.index.intersection(b.index)
     if len(common) == 0:
         return None
-    return paired_point(a.loc[common].to_numpy(), b.loc[common].to_numpy(), label, log=log,
-                        claim_a_lower=claim_a_lower)
+    x, y = a.loc[common].to_numpy(), b.loc[common].to_numpy()
+    if log:
+        return ratio_of_means_point(x, y, label, claim_a_lower=claim_a_lower)
+    return paired_point(x, y, label, log=False, claim_a_lower=claim_a_lower)
 
 
 def _log_scale(metric: str) -> bool:
@@ -253,7 +258,7 @@ def dct_fig2(res: Results):
             common = a.index.intersection(b.index)
             if len(common):
                 close.append(equivalence_point(a.loc[common].to_numpy(), b.loc[common].to_numpy(),
-                                               f"{ds} ε={eps:g}", 1.25))
+                                               f"{ds} ε={eps:g}", 1.25, means=True))
     out.append(res.claim("For ε < 1 Duchi and PM give close results", "every panel, ε < 1", "equivalence",
                          points=close, evidence="'close' taken as an AE ratio PM/Duchi within ×1.25 (ours)"))
     out.append(res.claim("DCT's absolute error is almost an order of magnitude smaller than PM's and Duchi's, "
@@ -295,7 +300,8 @@ def dct_fig3(res: Results):
             a, b = res.series(ds, "pm", n_users=n), res.series(ds, "duchi", n_users=n)
             common = a.index.intersection(b.index)
             if len(common):
-                close.append(equivalence_point(a.loc[common].to_numpy(), b.loc[common].to_numpy(), f"n={n:g}", 1.25))
+                close.append(equivalence_point(a.loc[common].to_numpy(), b.loc[common].to_numpy(), f"n={n:g}", 1.25,
+                                               means=True))
         out.append(res.claim("PM's absolute error is close to Duchi's", f"{ds}, every size", "equivalence",
                              points=close, evidence="'close' taken as an AE ratio within ×1.25 (ours)"))
         pts = []
@@ -496,7 +502,7 @@ def _close_to_continuous(res: Results, ds: str, metric: str) -> list[Claim]:
     common = table.index.intersection(cont.index)
     margin = 1.1 if _log_scale(metric) else 0.02
     pt = equivalence_point(table.loc[common, last].to_numpy(), cont.loc[common].to_numpy(), f"{ds} {last:g} outputs",
-                           margin, log=_log_scale(metric))
+                           margin, log=_log_scale(metric), means=True)
     return [res.claim("With enough segments the discretised mechanism is close to the continuous one",
                       f"{ds}, the largest number of outputs", "equivalence", points=[pt],
                       evidence=f"'close' taken as within {'×' if _log_scale(metric) else '±'}{margin:g} (ours)")]
