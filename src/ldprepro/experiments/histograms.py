@@ -435,8 +435,8 @@ def _sweep_vs_baseline(d: FigureData, cities: list[str]):
 
 # --- exact (theory) claims: (data) -> (points, scope, evidence) --------------------------------
 def _partition(d: FigureData):
-    folds = sorted({int(q) for q in d.raw["query"].unique() if q > 0}) if len(d.raw) else list(d.folds)
-    return integrated_partition(folds)
+    folds = sorted({int(q) for q in d.raw["query"].unique() if q > 0}) if len(d.raw) else []
+    return integrated_partition(folds or list(d.folds))
 
 
 def _theorem7(d: FigureData):
