@@ -12,8 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro.experiments.histograms import BASELINE, CLAIMS, judge_figure, paper_repetitions, run_job
-from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS
+from ldprepro.experiments.histograms import (
+    BASELINE,
+    CLAIMS,
+    judge_figure,
+    mean_ratio_equivalence_point,
+    mean_ratio_point,
+    paper_repetitions,
+    run_job,
+)
+from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS, Claim, judge, paired_point
 
 CITIES = {
     "aa": {"dataset": "ds_a", "title": "City A (full year)", "data_role": "paper"},
@@ -72,7 +80,7 @@ def _judge(fig, figure, mean_mse, n_reps, seed=0, cities=CITIES, unavailable=Non
 # ---------------------------------------------------------------------------------------- Figs. 1-3
 def test_values_method_20_percent_better_with_enough_repetitions_holds():
     fig = _fig("values")
-    better = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.8  # noqa: E731
+    better = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.8
     out = _judge(fig, "fig2", better, 2000, seed=1)
     assert list(out.columns) == CLAIM_COLUMNS and set(out["verdict"]) <= set(VERDICTS)
     row = out[out["claim"].str.contains("outperform")].iloc[0]
@@ -84,7 +92,7 @@ def test_values_method_20_percent_better_with_enough_repetitions_holds():
 
 def test_values_equal_laws_never_hold():
     fig = _fig("values")
-    same = lambda ds, m, r, e: 1.0  # noqa: E731
+    same = lambda ds, m, r, e: 1.0
     holds = 0
     for seed in range(40):
         out = _judge(fig, "fig2", same, 50, seed=seed)
@@ -94,9 +102,9 @@ def test_values_equal_laws_never_hold():
 
 def test_values_significantly_worse_does_not_hold_and_few_reps_are_inconclusive():
     fig = _fig("values")
-    worse = lambda ds, m, r, e: 1.0 if m == BASELINE else 1.5  # noqa: E731
+    worse = lambda ds, m, r, e: 1.0 if m == BASELINE else 1.5
     assert _verdicts(_judge(fig, "fig2", worse, 2000, seed=2), "outperform") == {"paper": "does not hold"}
-    slight = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.95  # noqa: E731
+    slight = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.95
     row = _judge(fig, "fig2", slight, 20, seed=3).query("claim.str.contains('outperform')").iloc[0]
     assert row["verdict"] == "inconclusive"
     assert row["mde"] > 1.3 and "Minimal detectable effect" in row["evidence"]
@@ -153,9 +161,9 @@ def test_fig4_universal_claim_false_at_one_point_does_not_hold_and_is_split_by_r
 
 def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
     fig = _fig("mse_eps", eps=(3.0, 6.0, 9.0, 12.0), ratios=(0.8,))
-    growing = lambda ds, m, r, e: 1.0 if m == BASELINE else math.exp(-0.1 * e)  # noqa: E731
-    shrinking = lambda ds, m, r, e: 1.0 if m == BASELINE else math.exp(-2 + 0.1 * e)  # noqa: E731
-    flat = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.5  # noqa: E731
+    growing = lambda ds, m, r, e: 1.0 if m == BASELINE else math.exp(-0.1 * e)
+    shrinking = lambda ds, m, r, e: 1.0 if m == BASELINE else math.exp(-2 + 0.1 * e)
+    flat = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.5
     key = "more significant when the privacy budget is relatively large"
     g = _judge(fig, "fig4", growing, 300, seed=5)
     assert g.loc[g["claim"] == _words("mse_eps", "larger_eps"), "verdict"].tolist() == ["holds"]
@@ -177,7 +185,7 @@ def _fig5(**kw):
 
 def test_fig5_trend_halving_and_same_scale():
     # MSE ∝ r^−2.5: falls with r, MSE(0.7)/MSE(0.3) = 0.12 (reduced by 88%, within ×10: 8.3)
-    steep = lambda ds, m, r, e: 2.0 if m == BASELINE else r**-2.5  # noqa: E731
+    steep = lambda ds, m, r, e: 2.0 if m == BASELINE else r**-2.5
     out = _judge(_fig5(), "fig5", steep, 1500, seed=8)
     assert _verdicts(out, "general performance is improved") == {"paper": "holds", "substitute": "holds"}
     halved = out[out["claim"].str.contains("at least 50%")]
@@ -188,10 +196,10 @@ def test_fig5_trend_halving_and_same_scale():
     assert _verdicts(out, "every ratio of the sweep") == {"paper": "does not hold", "substitute": "does not hold"}
 
     # MSE(0.7)/MSE(0.3) = 0.8 (20% reduction, not 50%) and a ×40 fall (not the same scale)
-    mild = lambda ds, m, r, e: 1.0 if m == BASELINE else 1.0 - (r - 0.3) / 2  # noqa: E731
+    mild = lambda ds, m, r, e: 1.0 if m == BASELINE else 1.0 - (r - 0.3) / 2
     out = _judge(_fig5(), "fig5", mild, 1500, seed=9)
     assert _verdicts(out, "at least 50%") == {"paper": "does not hold"}
-    steeper = lambda ds, m, r, e: 1.0 if m == BASELINE else 40.0 ** (-(r - 0.3) / 0.4)  # noqa: E731
+    steeper = lambda ds, m, r, e: 1.0 if m == BASELINE else 40.0 ** (-(r - 0.3) / 0.4)
     out = _judge(_fig5(), "fig5", steeper, 1500, seed=10)
     assert "holds" not in _verdicts(out, "same scale").values()
 
@@ -241,3 +249,38 @@ def test_extra_repetitions_are_labelled_and_leave_the_papers_runs_unchanged():
     kept = paper_repetitions(more)
     assert "extra_rep" not in kept.columns
     pd.testing.assert_frame_equal(kept.reset_index(drop=True), plain.drop(columns="extra_rep"))
+
+
+# ---------------------------------------------------------------------------------------- the mean-ratio test
+def test_mean_ratio_test_follows_the_mean_not_the_typical_run():
+    """A more dispersed error with a 3% HIGHER mean (the sampling methods at ε = 18, r = 0.8) has a
+    lower geometric mean: the engine's log-ratio test says 'A lower', the mean-ratio test must not."""
+    rng = np.random.default_rng(13)
+    n = 20000
+    a = 1.03 * np.exp(rng.normal(-0.9**2 / 2, 0.9, n))  # mean 1.03, CV ≈ 1
+    b = np.exp(rng.normal(-0.4**2 / 2, 0.4, n))  # mean 1, CV ≈ 0.4
+    geometric = paired_point(a, b, "x", log=True)
+    assert geometric.favours and geometric.significant  # the typical run favours A ...
+    pt = mean_ratio_point(a, b, "x")
+    assert not pt.favours and pt.significant  # ... the mean does not
+    assert pt.ci_low < 1.03 < pt.ci_high
+    row = judge([Claim("bshp", "fig4", "A lower MSE", "s", "pairwise", points=[pt])]).iloc[0]
+    assert row["verdict"] == "does not hold"
+
+
+def test_mean_ratio_test_detects_10_percent_and_covers_the_truth():
+    rng = np.random.default_rng(14)
+    covered = 0
+    for k in range(200):
+        a = 0.9 * np.exp(rng.normal(-0.5, 1.0, 400))
+        b = np.exp(rng.normal(-0.5, 1.0, 400))
+        pt = mean_ratio_point(a, b, "x")
+        covered += pt.ci_low < 0.9 < pt.ci_high
+    assert 180 <= covered <= 198  # ≈ 95% coverage (binomial sd ≈ 3 of 200)
+    a = 0.9 * np.exp(rng.normal(-0.5, 1.0, 5000))
+    b = np.exp(rng.normal(-0.5, 1.0, 5000))
+    assert judge([Claim("bshp", "f", "A lower", "s", "pairwise", points=[mean_ratio_point(a, b, "x")])]
+                 )["verdict"].iloc[0] == "holds"
+    same = mean_ratio_equivalence_point(b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25)
+    far = mean_ratio_equivalence_point(3 * b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25)
+    assert same.favours and not far.favours

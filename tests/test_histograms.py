@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
 
 from ldprepro.experiments.histograms import METHODS, run_job
 from ldprepro.frequency import SUE
@@ -24,8 +25,6 @@ from ldprepro.histograms import (
     wshp_ratios,
 )
 from ldprepro.seeding import rng_for
-
-from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
 
 P357 = integrated_partition([3, 5, 7])
 #: a skewed interval histogram of n = 20,000 contributors (salary-like: mass in the low intervals)
@@ -277,7 +276,7 @@ def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
         for method in ("bshp", "wshp", "split_baseline"):
             rows = run_job(fig, {**prot, "simulation": simulation}, "fixture", method, pos, 12, "fig4")
             mse = np.array([r["value"] for r in rows if r["metric"] == "mse" and r["query"] == 0])
-            theory = [r["value"] for r in rows if r["metric"] == "mse_theory" and r["query"] == 0][0]
+            theory = next(r["value"] for r in rows if r["metric"] == "mse_theory" and r["query"] == 0)
             se = mse.std(ddof=1) / math.sqrt(mse.size)
             assert abs(mse.mean() - theory) <= Z * se, (simulation, method, mse.mean(), theory, se)
 

@@ -5,7 +5,13 @@ decided on every repetition, the extra ones run for the tests (``claim_reps``) i
 import json
 from pathlib import Path
 
-from ldprepro.experiments.histograms import judge_figure, paper_repetitions, plot_mse_figure, plot_values_figure
+from ldprepro.experiments.histograms import (
+    figure_claims,
+    judge_figure,
+    paper_repetitions,
+    plot_mse_figure,
+    plot_values_figure,
+)
 from ldprepro.io import write_parquet
 from ldprepro.results import KEY_COLUMNS, aggregate, read_results
 
@@ -24,4 +30,4 @@ write_parquet(claims, snakemake.output.claims)
 cards = {Path(c).stem: json.loads(Path(c).read_text()) for c in snakemake.input.cards}
 plot = plot_values_figure if p.fig["kind"] == "values" else plot_mse_figure
 plot(summary, p.fig, cities, cards, unavailable, p.fig.get("title", f"bshp {p.figure}"), snakemake.output.png,
-     snakemake.output.svg, claims=claims.to_dict("records"))
+     snakemake.output.svg, claims=figure_claims(claims))
