@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
 
 from ldprepro.experiments.histograms import METHODS, run_job
 from ldprepro.frequency import SUE
@@ -24,8 +25,6 @@ from ldprepro.histograms import (
     wshp_ratios,
 )
 from ldprepro.seeding import rng_for
-
-from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
 
 P357 = integrated_partition([3, 5, 7])
 #: a skewed interval histogram of n = 20,000 contributors (salary-like: mass in the low intervals)
@@ -277,7 +276,7 @@ def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
         for method in ("bshp", "wshp", "split_baseline"):
             rows = run_job(fig, {**prot, "simulation": simulation}, "fixture", method, pos, 12, "fig4")
             mse = np.array([r["value"] for r in rows if r["metric"] == "mse" and r["query"] == 0])
-            theory = [r["value"] for r in rows if r["metric"] == "mse_theory" and r["query"] == 0][0]
+            theory = next(r["value"] for r in rows if r["metric"] == "mse_theory" and r["query"] == 0)
             se = mse.std(ddof=1) / math.sqrt(mse.size)
             assert abs(mse.mean() - theory) <= Z * se, (simulation, method, mse.mean(), theory, se)
 
@@ -293,7 +292,8 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
     import pandas as pd
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
-    from ldprepro.results import KEY_COLUMNS, VERDICTS
+    from ldprepro.results import KEY_COLUMNS
+    from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS
 
     cfg = smoke_config()
     bshp = cfg["bshp"]
@@ -313,7 +313,13 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
         assert set(raw["dataset"]) == datasets and set(raw["mechanism"]) == set(entry["methods"])
         assert set(raw["eps"]) == {float(e) for e in entry["eps"]}
         mse = raw[(raw["metric"] == "mse") & (raw["query"] == 0)]
-        assert mse.groupby(["dataset", "mechanism", "eps", "r"])["rep"].nunique().eq(entry["reps"]).all()
+        # the paper's T repetitions, plus ours for the claims' tests, labelled extra_rep
+        per_curve = mse.groupby(["dataset", "mechanism", "eps", "r"])
+        assert per_curve["rep"].nunique().eq(max(entry["reps"], entry.get("claim_reps", 0))).all()
+        assert mse[~mse["extra_rep"]].groupby(["dataset", "mechanism", "eps", "r"])["rep"].max().eq(
+            entry["reps"] - 1).all()
+        summary = pd.read_parquet(tmp_path / f"results/bshp/{fig}/summary.parquet")
+        assert summary.loc[summary["metric"] == "mse", "n"].eq(entry["reps"]).all()
         assert set(mse.loc[mse["mechanism"] != "split_baseline", "r"]) == {float(r) for r in entry["ratios"]}
         assert (raw["n_users"] <= entry["max_users"]).all()
         bits = raw[raw["metric"] == "bits_per_user"]
@@ -325,10 +331,14 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
         assert claim.isna()["split_baseline"] and claim.get("bshp", -1) < 0
         assert claim.get("wshp", 0) <= 0  # ε' = ε where WSHP caps a ratio at 1
         claims = pd.read_parquet(tmp_path / f"results/bshp/{fig}/claims.parquet")
+        assert list(claims.columns) == CLAIM_COLUMNS
         assert len(claims) >= 3 and set(claims["verdict"]) <= set(VERDICTS)
         assert claims["evidence"].str.len().gt(10).all()
+        roles = {bshp["cities"][c]["data_role"] for c in entry["cities"]}
+        assert set(claims["data_role"]) == roles | {"theory"}
         theorem7 = claims[claims["claim"].str.contains("Theorem 7")]
         assert (theorem7["verdict"] == "does not hold").all() and len(theorem7) == 1
+        assert theorem7["p_value"].isna().all() and (theorem7["data_role"] == "theory").all()
     assert (tmp_path / "figures/bshp/fig1.svg").read_text().count("SAMPLE") >= 1
 
 

@@ -1,25 +1,33 @@
-"""Aggregate one BSHP figure, judge the paper's claims on it, draw it (unavailable cities allowed)."""
+"""Aggregate one BSHP figure, judge the paper's claims on it, draw it (unavailable cities allowed).
+
+The summary (and so the plotted curves) uses the paper's T repetitions only; the claims are
+decided on every repetition, the extra ones run for the tests (``claim_reps``) included."""
 import json
 from pathlib import Path
 
-from ldprepro.experiments.histograms import claims_for, plot_mse_figure, plot_values_figure
+from ldprepro.experiments.histograms import (
+    figure_claims,
+    judge_figure,
+    paper_repetitions,
+    plot_mse_figure,
+    plot_values_figure,
+)
 from ldprepro.io import write_parquet
-from ldprepro.results import KEY_COLUMNS, aggregate, claims_frame, read_results
+from ldprepro.results import KEY_COLUMNS, aggregate, read_results
 
 p = snakemake.params
 raw = read_results(snakemake.input.jobs)
-summary = aggregate(raw) if len(raw) else raw.reindex(columns=KEY_COLUMNS)
+paper_raw = paper_repetitions(raw)
+summary = aggregate(paper_raw) if len(paper_raw) else paper_raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
 cities = dict(p.cities)
 unavailable = dict(p.unavailable)
-if len(raw):
-    focus = p.fig.get("focus_city")
-    claims = claims_for(summary, p.fig, p.figure, focus=cities[focus]["dataset"] if focus else None)
-else:
-    claims = [{"paper": "bshp", "figure": p.figure, "claim": "(every claim of this figure)", "verdict": "not testable",
-               "evidence": "no city's data can be obtained here: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items())}]
-write_parquet(claims_frame(claims), snakemake.output.claims)
+# the consumers' queries (bshp.protocol.folds) for the closed-form claims; the rule may pass the
+# protocol, else the folds are read from the results (or the paper's 3, 5, 7 when there are none)
+protocol = dict(getattr(p, "protocol", None) or {})
+claims = judge_figure(raw, p.fig, p.figure, cities, unavailable, folds=protocol.get("folds", (3, 5, 7)))
+write_parquet(claims, snakemake.output.claims)
 cards = {Path(c).stem: json.loads(Path(c).read_text()) for c in snakemake.input.cards}
 plot = plot_values_figure if p.fig["kind"] == "values" else plot_mse_figure
 plot(summary, p.fig, cities, cards, unavailable, p.fig.get("title", f"bshp {p.figure}"), snakemake.output.png,
-     snakemake.output.svg, claims=claims)
+     snakemake.output.svg, claims=figure_claims(claims))
