@@ -329,8 +329,9 @@ class SlurmCluster:
 
     def jobs(self) -> list[dict[str, str]]:
         """Every job slurmctld still knows (running or finished within MinJobAge): id, partition,
-        state, comment (the plugin writes ``rule_<name>...`` there) and allocated CPUs."""
-        fields = {"id": "%i", "partition": "%P", "state": "%T", "comment": "%k", "cpus": "%C"}
+        state, comment (the plugin writes ``rule_<name>...`` there), allocated CPUs, start and end."""
+        fields = {"id": "%i", "partition": "%P", "state": "%T", "comment": "%k", "cpus": "%C", "start": "%S",
+                  "end": "%e"}
         proc = self._run([_binary("squeue"), "-h", "-t", "all", "-o", "|".join(fields.values())], "listing jobs")
         return [dict(zip(fields, line.split("|"))) for line in proc.stdout.splitlines() if line.strip()]
 
