@@ -84,7 +84,8 @@ def ensure_installed() -> None:
     install = ["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", *APT_PACKAGES]
     proc = subprocess.run(install, capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
-        upd = subprocess.run(["apt-get", *lock, "update", "-q"], capture_output=True, text=True, env=env, timeout=900)
+        upd = subprocess.run(["apt-get", *lock, "update", "-q"], capture_output=True, text=True, env=env,
+                             timeout=900)
         if upd.returncode != 0:
             raise SlurmSetupError(f"apt-get update failed (exit {upd.returncode}):\n{upd.stderr[-3000:]}")
         proc = subprocess.run(install, capture_output=True, text=True, env=env, timeout=900)
@@ -188,7 +189,8 @@ class SlurmCluster:
             "SlurmdTimeout=60",
             "InactiveLimit=0",
             "KillWait=5",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} RealMemory={self.real_memory_mb} State=UNKNOWN",
+            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} RealMemory={self.real_memory_mb} "
+            "State=UNKNOWN",
             f"PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
             *(f"PartitionName={p} Nodes={self.node} Default=NO MaxTime=INFINITE State=UP"
               for p in self.extra_partitions),
@@ -235,15 +237,19 @@ class SlurmCluster:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout)
         except subprocess.TimeoutExpired as e:
-            raise SlurmSetupError(f"{what}: '{' '.join(cmd)}' did not return within {timeout} s\n{self.diagnostics()}") from e
+            raise SlurmSetupError(f"{what}: '{' '.join(cmd)}' did not return within {timeout} s\n"
+                                  f"{self.diagnostics()}") from e
         if proc.returncode != 0:
             raise SlurmSetupError(f"{what}: '{' '.join(cmd)}' exited {proc.returncode}\n"
-                                  f"stdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-1500:]}\n{self.diagnostics()}")
+                                  f"stdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-1500:]}\n"
+                                  f"{self.diagnostics()}")
         return proc
 
     def start_munge(self) -> None:
         self.munge_key.write_bytes(os.urandom(1024))
         self.munge_key.chmod(0o400)
+        # --force: run despite munged's permission warnings about the scratch path (e.g. a
+        # world-writable /tmp above it); the key and socket directory themselves are 0700.
         self._run([_binary("munged"), "--force", f"--key-file={self.munge_key}", f"--socket={self.munge_socket}",
                    f"--pid-file={self.pidfiles['munged']}", f"--log-file={self.logs['munged']}",
                    f"--seed-file={self.dirs['munge'] / 'munged.seed'}"], "starting munged")
@@ -253,7 +259,8 @@ class SlurmCluster:
         check = subprocess.run([_binary("unmunge"), f"--socket={self.munge_socket}"], input=cred.stdout,
                                capture_output=True, timeout=10)
         if check.returncode != 0:
-            raise SlurmSetupError(f"munge round trip failed: {check.stderr.decode(errors='replace')}\n{self.diagnostics()}")
+            raise SlurmSetupError(f"munge round trip failed: {check.stderr.decode(errors='replace')}\n"
+                                  f"{self.diagnostics()}")
 
     def start(self) -> None:
         self.write_conf()
@@ -369,4 +376,5 @@ def ensure_executor_plugin() -> None:
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *reqs], capture_output=True, text=True,
                           timeout=900)
     if proc.returncode != 0:
-        raise SlurmSetupError(f"pip install {' '.join(reqs)} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        raise SlurmSetupError(f"pip install {' '.join(reqs)} failed (exit {proc.returncode}):\n"
+                              f"{proc.stderr[-3000:]}")

@@ -94,21 +94,23 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     local, remote = copy_repo(tmp_path / "local"), copy_repo(tmp_path / "slurm")
     smk = [sys.executable, "-m", "snakemake", "--config", "scale=smoke"]
     t0 = time.monotonic()
-    # The two runs go in parallel; the SLURM run's wall time is mostly the plugin's status polling.
-    # The only change to the profile: status checks every 5 s (growing by 10 s while nothing finishes) instead of 20 s.
-    # --max-threads: a rule asking for more threads than the test node's CPUs would stay pending.
+    # The two runs go in parallel. Changes to the checked-in profile, for the test node only:
+    # status checks from 5 s after a submission instead of 20 s (the SLURM run's wall time is each
+    # job's Snakemake start-up plus this polling), and --max-threads, because a rule asking for
+    # more threads than the node's CPUs could never be scheduled.
     slurm_cmd = [*smk, "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "5",
                  "--max-threads", str(NODE_CPUS), "--", *TARGETS]
     slurm_env = workflow_env(remote, {"LDPREPRO_SLURM_PARTITION": PARTITION})
     with open(tmp_path / "slurm.log", "w") as slog:
         slurm = subprocess.Popen(slurm_cmd, cwd=remote, env=slurm_env, stdout=slog, stderr=subprocess.STDOUT)
-        local_proc = subprocess.run([*smk, "--cores", "2", "--", *TARGETS], cwd=local, capture_output=True,
-                                    text=True, env=workflow_env(local, {}), timeout=RUN_TIMEOUT)
         try:
-            slurm.wait(timeout=RUN_TIMEOUT - (time.monotonic() - t0))
-        except subprocess.TimeoutExpired:
-            slurm.kill()
-            slurm.wait()
+            local_proc = subprocess.run([*smk, "--cores", "2", "--", *TARGETS], cwd=local, capture_output=True,
+                                        text=True, env=workflow_env(local, {}), timeout=RUN_TIMEOUT)
+            slurm.wait(timeout=max(1.0, RUN_TIMEOUT - (time.monotonic() - t0)))
+        finally:
+            if slurm.poll() is None:  # a timeout above: stop our Snakemake, the fixture cancels its jobs
+                slurm.kill()
+                slurm.wait()
     elapsed = time.monotonic() - t0
     slurm_out = (tmp_path / "slurm.log").read_text()
     print(f"local + SLURM runs (in parallel): {elapsed:.0f} s")
@@ -123,6 +125,8 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     # The jobs really ran under SLURM, in the partition the profile's hook selected, and all of
     # them completed (MinJobAge keeps finished jobs listed by squeue).
     jobs = cluster.jobs()
+    for j in jobs:
+        print(f"SLURM job {j['id']:>3} {j['comment'][:60]:<60} {j['state']} {j['start']} -> {j['end']}")
     submitted = slurm_out.count("has been submitted with SLURM jobid")
     assert submitted >= 1, slurm_out[-3000:]
     assert len(jobs) == submitted, (jobs, slurm_out[-3000:])
@@ -131,8 +135,6 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     # The figure's compute job went to the cluster (Snakemake announces a job it runs itself on
     # the submit host, a `localrules` one, as "localrule").
     assert "rule figure_job:" in slurm_out and "localrule figure_job:" not in slurm_out, slurm_out[-3000:]
-    for j in jobs:
-        print(f"SLURM job {j['id']:>3} {j['comment'][:60]:<60} {j['state']} {j['start']} -> {j['end']}")
 
     ours, theirs = parquet_bytes(local), parquet_bytes(remote)
     assert set(ours) == set(theirs), f"local wrote {sorted(ours)}, SLURM wrote {sorted(theirs)}"
