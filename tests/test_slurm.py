@@ -95,8 +95,8 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     smk = [sys.executable, "-m", "snakemake", "--config", "scale=smoke"]
     t0 = time.monotonic()
     # The two runs go in parallel. Changes to the checked-in profile, for the test node only:
-    # status checks from 5 s after a submission instead of 20 s (the SLURM run's wall time is each
-    # job's Snakemake start-up plus this polling), and --max-threads, because a rule asking for
+    # a 5 s status interval instead of 20 s (the SLURM run's wall time is each job's Snakemake
+    # start-up plus this polling), and --max-threads, because a rule asking for
     # more threads than the node's CPUs could never be scheduled.
     slurm_cmd = [*smk, "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "5",
                  "--max-threads", str(NODE_CPUS), "--", *TARGETS]
