@@ -16,12 +16,11 @@ from ldprepro.experiments.histograms import (
     BASELINE,
     CLAIMS,
     judge_figure,
-    mean_ratio_equivalence_point,
-    mean_ratio_point,
     paper_repetitions,
     run_job,
 )
-from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS, Claim, judge, paired_point
+from ldprepro.verdicts import (CLAIM_COLUMNS, VERDICTS, Claim, equivalence_point, judge, paired_point,
+                               ratio_of_means_point)
 
 CITIES = {
     "aa": {"dataset": "ds_a", "title": "City A (full year)", "data_role": "paper"},
@@ -261,7 +260,7 @@ def test_mean_ratio_test_follows_the_mean_not_the_typical_run():
     b = np.exp(rng.normal(-0.4**2 / 2, 0.4, n))  # mean 1, CV ≈ 0.4
     geometric = paired_point(a, b, "x", log=True)
     assert geometric.favours and geometric.significant  # the typical run favours A ...
-    pt = mean_ratio_point(a, b, "x")
+    pt = ratio_of_means_point(a, b, "x")
     assert not pt.favours and pt.significant  # ... the mean does not
     assert pt.ci_low < 1.03 < pt.ci_high
     row = judge([Claim("bshp", "fig4", "A lower MSE", "s", "pairwise", points=[pt])]).iloc[0]
@@ -274,13 +273,13 @@ def test_mean_ratio_test_detects_10_percent_and_covers_the_truth():
     for k in range(200):
         a = 0.9 * np.exp(rng.normal(-0.5, 1.0, 400))
         b = np.exp(rng.normal(-0.5, 1.0, 400))
-        pt = mean_ratio_point(a, b, "x")
+        pt = ratio_of_means_point(a, b, "x")
         covered += pt.ci_low < 0.9 < pt.ci_high
     assert 180 <= covered <= 198  # ≈ 95% coverage (binomial sd ≈ 3 of 200)
     a = 0.9 * np.exp(rng.normal(-0.5, 1.0, 5000))
     b = np.exp(rng.normal(-0.5, 1.0, 5000))
-    assert judge([Claim("bshp", "f", "A lower", "s", "pairwise", points=[mean_ratio_point(a, b, "x")])]
+    assert judge([Claim("bshp", "f", "A lower", "s", "pairwise", points=[ratio_of_means_point(a, b, "x")])]
                  )["verdict"].iloc[0] == "holds"
-    same = mean_ratio_equivalence_point(b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25)
-    far = mean_ratio_equivalence_point(3 * b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25)
+    same = equivalence_point(b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25, means=True)
+    far = equivalence_point(3 * b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25, means=True)
     assert same.favours and not far.favours

@@ -451,7 +451,8 @@ def finalize(rows: Iterable[dict]) -> pd.DataFrame:
                                     f"{r['p_holm']:.3g}). " + r["evidence"])
         if df.at[i, "verdict"] == "inconclusive":
             mde, need = r["mde"], r["reps_needed"]
-            df.at[i, "evidence"] += (f". Minimal detectable effect at n = {r['n_reps']}: {_fmt(mde)}; "
+            n_txt = "—" if pd.isna(r["n_reps"]) else str(int(r["n_reps"]))
+            df.at[i, "evidence"] += (f". Minimal detectable effect at n = {n_txt}: {_fmt(mde)}; "
                                      + (f"about {int(need)} repetitions would detect the effect tested "
                                         "(the closed forms' prediction where one is stated, else the observed one)"
                                         if pd.notna(need) else "no finite number of repetitions would detect "
