@@ -111,12 +111,15 @@ class SampledMultiDim(MultiDimMechanism):
         return cols
 
     def sampled_group_means(self, F: int, S: int, values_at: Callable[[np.ndarray], np.ndarray],
-                            rng: np.random.Generator) -> np.ndarray:
+                            rng: np.random.Generator, j: np.ndarray | None = None) -> np.ndarray:
         """(F, d) group means from the sampled coordinates only: ``values_at(j)`` returns the users'
         values at the (F, S, k) sampled attribute indices j. Sum per (group, attribute) by bincount;
-        the law (and the random stream) is that of :meth:`perturb` followed by the group means."""
+        the law (and the random stream) is that of :meth:`perturb` followed by the group means.
+        ``j`` may be given, drawn beforehand by :meth:`sample_attributes` (the choice of attributes
+        does not depend on the values, so an SGD run draws those of many steps at once)."""
         d = self.d
-        j = self.sample_attributes(F * S, rng).reshape(F, S, self.k)
+        if j is None:
+            j = self.sample_attributes(F * S, rng).reshape(F, S, self.k)
         reports = self.mechanism.perturb(np.asarray(values_at(j), dtype=float).reshape(-1), rng)
         flat = (np.arange(F)[:, None, None] * d + j).reshape(-1)
         sums = np.bincount(flat, weights=reports, minlength=F * d).reshape(F, d)
