@@ -395,4 +395,6 @@ def claims_for(paper: str, figure: str, summary: pd.DataFrame, fig: dict) -> lis
     fn = CLAIMS.get((paper, figure))
     if fn is None:
         return [_row(paper, figure, "(no claim registered for this figure)", "not testable", "")]
+    if "group_rule" in summary:  # the paper's claims are about its own group size; "fixed" is our control
+        summary = summary[summary["group_rule"].isna() | (summary["group_rule"] == "paper")]
     return fn(summary, fig)
