@@ -23,7 +23,7 @@ import numpy as np
 
 from ..mechanisms import get_mechanism, get_multidim
 from ..mechanisms.basic import Laplace
-from ..mechanisms.multidim import MultiDimMechanism
+from ..mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
 from ..seeding import rng_for
 from ..sufficient import laplace_sum
 
@@ -38,13 +38,21 @@ class PerturbAndAverage:
 
     def __init__(self, mech):
         self.mech = mech
+        self._mean, self._mean_of = None, None
+        if type(mech) is Laplace or isinstance(mech, LaplaceMultiDim):
+            self._laplace_scale = mech.scale if type(mech) is Laplace else mech.mechanism.scale
+        else:
+            self._laplace_scale = None
 
     def estimate(self, x, rng):
+        if self._laplace_scale is not None:
+            # mean of t + Lap(b) over n users: mean(t) (fixed for the job, computed once) + b·(Γ(n) − Γ(n))/n
+            if self._mean_of is not x:
+                self._mean, self._mean_of = np.asarray(x, dtype=float).mean(axis=0), x
+            n = np.shape(x)[0]
+            return self._mean + laplace_sum(self._laplace_scale, n, rng, size=np.shape(self._mean)) / n
         if isinstance(self.mech, MultiDimMechanism):
             return self.mech.group_means(np.asarray(x, dtype=float)[None], rng)[0]
-        if type(self.mech) is Laplace:
-            x = np.asarray(x, dtype=float)
-            return x.mean(axis=0) + laplace_sum(self.mech.scale, x.shape[0], rng) / x.shape[0]
         return self.estimate_per_user(x, rng)
 
     def estimate_per_user(self, x, rng):
