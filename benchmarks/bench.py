@@ -178,7 +178,7 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
         return [h.estimate(xg, rng) for _ in range(T)]
 
     rows.append(pair(f"HierA fig1 job, one (ε, μ), T = {T} reps, n = 10⁶", hiera_before, hiera_after,
-                     max(3, repeats // 2), floor=lambda: rng.random(T * 1_000_000),
+                     max(3, repeats // 2), floor=lambda: [rng.random(1_000_000) for _ in range(T)],
                      floor_note="T·n uniforms (one Harmony discretisation draw per user and repetition)"))
     # ldpfl fig10 SVM LDP-SGD at one ε: F CV fits, PM (sampled, k = ⌊ε/2.5⌋ attributes)
     X, y = _vehicle_like(rng)

@@ -111,7 +111,9 @@ class GroupGradients:
         return np.clip(g, -self.clip, self.clip, out=g)
 
     def at(self, j: np.ndarray) -> np.ndarray:
-        xj = np.take_along_axis(self.Xg, j, axis=2)
+        from .mechanisms.multidim import take_last
+
+        xj = take_last(self.Xg, j)
         th = self.theta[np.arange(self.theta.shape[0])[:, None, None], j]
         return np.clip(self.coef[..., None] * xj + self.lam * th, -self.clip, self.clip)
 

@@ -43,6 +43,14 @@ def _as_matrix(x, d: int) -> np.ndarray:
     return x
 
 
+def take_last(x: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """x[f, s, j[f, s, :]] for x of shape (F, S, d) and indices j of shape (F, S, k): one flat
+    ``np.take`` (same result as ``np.take_along_axis(x, j, axis=2)``, with less overhead)."""
+    F, S, d = x.shape
+    flat = j + (np.arange(F * S, dtype=np.int64) * d).reshape(F, S, 1)
+    return np.take(np.ascontiguousarray(x).reshape(-1), flat)
+
+
 def _as_groups(x, d: int) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     if x.ndim != 3 or x.shape[2] != d or x.shape[1] < 1:
@@ -128,7 +136,7 @@ class SampledMultiDim(MultiDimMechanism):
     def group_means(self, x, rng):
         x = _as_groups(x, self.d)
         F, S, _ = x.shape
-        return self.sampled_group_means(F, S, lambda j: np.take_along_axis(x, j, axis=2), rng)
+        return self.sampled_group_means(F, S, lambda j: take_last(x, j), rng)
 
     def perturb(self, x, rng):
         x = _as_matrix(x, self.d)
