@@ -156,7 +156,7 @@ def cv_splits(n: int, folds_k: int, cv_reps: int, seed: int, common: dict) -> li
         folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
         for fold, (train, test) in enumerate(folds.split(np.empty((n, 0)))):
             order = rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"}).permutation(train.size)
-            fits.append((cv_rep, fold, train[order], test))
+            fits.append((cv_rep, fold, train[order].astype(np.int32 if n < 2**31 else np.int64), test))
     return fits
 
 
