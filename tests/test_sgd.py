@@ -13,7 +13,7 @@ from ldprepro.experiments.sgd_figures import design_matrix, run_job
 from ldprepro.mechanisms import get_multidim
 from ldprepro.results import aggregate, tidy_frame
 from ldprepro.seeding import rng_for
-from ldprepro.sgd import evaluate, gradients, group_size, ldp_sgd
+from ldprepro.sgd import evaluate, gradients, group_collector, group_size, ldp_sgd, ldp_sgd_fits
 
 
 @pytest.mark.parametrize("model", ["linear", "logistic", "svm"])
@@ -208,3 +208,134 @@ def test_wisdm_k_minus_1_encoding_reproduces_paper_003s_43_dimensions(tmp_path):
     rows = {r["claim"]: r for r in table.to_dict("records")}
     assert rows["After k−1 encoding wisdm has 43 dimensions"]["verdict"] == "holds"
     assert rows["After k−1 encoding ipums_br has 90 dimensions"]["verdict"] == "not testable"
+
+
+# ---- all cross-validation fits at once (sgd.ldp_sgd_fits) ---------------------------------------
+
+def _toy_fits(F=3, n=900, seed=9):
+    rng = rng_for(seed, "fits")
+    X = rng.uniform(-1, 1, (n, 4))
+    y = np.clip(X @ np.array([0.4, -0.2, 0.1, 0.3]) + rng.normal(0, 0.05, n), -1, 1)
+    orders = [rng.permutation(n)[: n - f] for f in range(F)]  # training sizes differ, as KFold's do
+    return X, y, orders
+
+
+@pytest.mark.parametrize("model", ["linear", "logistic", "svm"])
+@pytest.mark.parametrize("schedule", ["inv_sqrt_t", "constant_inv_sqrt_T"])
+def test_batched_non_private_fits_equal_single_fits(model, schedule):
+    """Without noise a fit is deterministic given its order: F fits at once must equal the per-fit
+    reference ``ldp_sgd`` (which shuffles with rng.permutation(n) first) to rounding."""
+    X, y, _ = _toy_fits()
+    yy = np.sign(y) + (y == 0) if model != "linear" else y
+    orders = [rng_for(10, f).permutation(X.shape[0] - f) for f in range(3)]
+    batched = ldp_sgd_fits(X, yy, orders, model, group_collector(), 40, 1e-3, schedule, 1.0, rng_for(1, "x"))
+    for f in range(3):
+        single = ldp_sgd(X[: X.shape[0] - f], yy[: X.shape[0] - f], model, None, 40, 1e-3, schedule, 1.0, rng_for(10, f))
+        assert np.allclose(batched[f], single, rtol=1e-12, atol=1e-12), (f, batched[f], single)
+
+
+@pytest.mark.parametrize("mechanism", ["pm_sub", "duchi", "laplace"])
+def test_batched_private_fits_have_the_single_fit_law(mechanism):
+    """The final θ of 600 batched fits against 600 per-user-path fits (same data, fresh orders):
+    two-sample KS and Welch t on two coordinates must not reject at α = 1e-3 (Bonferroni)."""
+    from scipy import stats
+
+    X, y, _ = _toy_fits(n=600)
+    mech = get_multidim(mechanism, 6.0, X.shape[1])
+    R = 600
+    orders = [rng_for(11, ("o", r)).permutation(X.shape[0]) for r in range(R)]
+    batched = ldp_sgd_fits(X, y, orders, "linear", group_collector(mech), 30, 1e-4, "constant_inv_sqrt_T", 1.0,
+                           rng_for(11, "noise"))
+    single = np.array([ldp_sgd(X, y, "linear", mech.perturb, 30, 1e-4, "constant_inv_sqrt_T", 1.0, rng_for(12, r))
+                       for r in range(R)])
+    for j in (0, 3):
+        p = min(stats.ks_2samp(batched[:, j], single[:, j]).pvalue,
+                stats.ttest_ind(batched[:, j], single[:, j], equal_var=False).pvalue)
+        assert p > 1e-3 / 4, (mechanism, j, p)
+
+
+def test_graded_aggregate_fits_law():
+    """HierA's collector on F groups at once against F one-group calls (KS + Welch t, component 0)."""
+    from scipy import stats
+
+    from ldprepro.graded import GradedLevels
+    from ldprepro.graded_sgd import GradedGradientCollector
+
+    rng = rng_for(13, "g")
+    g = rng.uniform(-1, 1, (50, 3))
+    level = rng.integers(0, 5, (50, 3))
+    col = GradedGradientCollector("hiera", GradedLevels.from_base_eps(1.0, k=5), mu=2, clip=False)
+    F = 4000
+    many = col.aggregate_fits(np.broadcast_to(g, (F,) + g.shape), np.broadcast_to(level, (F,) + level.shape),
+                              rng_for(13, "many"))
+    one = np.array([col.aggregate(g, level, rng_for(13, ("one", r))) for r in range(F)])
+    for j in range(3):
+        p = min(stats.ks_2samp(many[:, j], one[:, j]).pvalue,
+                stats.ttest_ind(many[:, j], one[:, j], equal_var=False).pvalue)
+        assert p > 1e-3 / 6, (j, p)
+
+
+def _job_toy():
+    rng = rng_for(14, "job")
+    df = pd.DataFrame({"f1": rng.uniform(-1, 1, 700), "f2": rng.uniform(-1, 1, 700)})
+    df["lab"] = np.where(df.f1 - df.f2 > 0, 1, -1)
+    card = {"columns": [{"name": "f1", "type": "numeric", "domain": [-1, 1]},
+                        {"name": "f2", "type": "numeric", "domain": [-1, 1]},
+                        {"name": "lab", "type": "categorical", "categories": [-1, 1]}]}
+    fig = {"kind": "sgd", "mechanisms": ["pm", "duchi"], "eps": [0.5, 4.0], "model": "svm", "lambda": 1e-4,
+           "learning_rate": "constant_inv_sqrt_T", "folds": 3, "cv_repetitions": 2, "metric": "misclassification_rate"}
+    panel = {"dataset": "toy", "target": "lab", "target_kind": "label", "positive": 1, "features": "f[12]"}
+    return df, card, fig, panel
+
+
+def test_every_mechanism_and_eps_sees_the_same_folds_in_the_same_order(monkeypatch):
+    """Common random numbers: within a CV repetition every mechanism (and ε, and group rule) trains
+    on the same folds, visiting the users in the same order; only the noise stream differs."""
+    import ldprepro.experiments.sgd_figures as sf
+
+    seen = []
+    real = sf.ldp_sgd_fits
+
+    def spy(X, y, orders, *args, **kwargs):
+        seen.append([o.copy() for o in orders])
+        return real(X, y, orders, *args, **kwargs)
+
+    monkeypatch.setattr(sf, "ldp_sgd_fits", spy)
+    df, card, fig, panel = _job_toy()
+    fig = {**fig, "group_rule": ["paper", "fixed"], "fixed_groups": 20}
+    for m in ["pm", "duchi", "non_private"]:
+        run_job(fig, panel, m, df, card, 1, "ldpfl", "fig10")
+    assert len(seen) == 3 * 2 * 2 and len(seen[0]) == 6
+    for other in seen[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(seen[0], other))
+    # folds of one repetition partition the users; the two repetitions split differently
+    first = np.sort(np.concatenate([np.setdiff1d(np.arange(700), o) for o in seen[0][:3]]))
+    assert np.array_equal(first, np.arange(700))
+    assert not np.array_equal(np.sort(seen[0][0]), np.sort(seen[0][3]))
+    # a different seed gives different folds
+    seen.clear()
+    run_job(fig, panel, "pm", df, card, 2, "ldpfl", "fig10")
+    assert not np.array_equal(seen[0][0], first)
+
+
+def test_group_rule_control_rows():
+    """group_rule 'fixed' keeps the number of groups (SGD steps) fixed across ε; rows say which rule
+    and which G / number of groups were used; a missing fixed_groups is a clear error."""
+    df, card, fig, panel = _job_toy()
+    fig = {**fig, "group_rule": ["paper", "fixed"], "fixed_groups": 25}
+    frame = tidy_frame(run_job(fig, panel, "pm", df, card, 1, "ldpfl", "fig10"))
+    assert sorted(frame["group_rule"].unique()) == ["fixed", "paper"] and len(frame) == 2 * 2 * 6
+    fixed = frame[frame["group_rule"] == "fixed"]
+    assert fixed["group_size"].nunique() == 1 and (fixed["n_groups"] == 25).all()
+    paper = frame[frame["group_rule"] == "paper"]
+    # ⌈2 ln 2/ε²⌉: G = 6 at ε = 0.5, 1 at ε = 4; n_groups = ⌊n_train/G⌋ (466 or 467 training users)
+    assert sorted(paper["group_size"].unique()) == [1, 6]
+    assert (paper.loc[paper["eps"] == 0.5, "n_groups"] == 77).all()
+    assert (paper.loc[paper["eps"] == 4.0, "n_groups"] == 466).all()  # smallest training fold: 466 users
+    assert (aggregate(frame)["n"] == 6).all()  # one aggregate per (ε, rule) over all six fits
+    assert (tidy_frame(run_job({**fig, "group_rule": "paper"}, panel, "pm", df, card, 1, "ldpfl", "fig10"))
+            ["group_rule"] == "paper").all()
+    with pytest.raises(ValueError, match="fig10: group_rule 'fixed' needs fixed_groups"):
+        run_job({**fig, "fixed_groups": None}, panel, "pm", df, card, 1, "ldpfl", "fig10")
+    with pytest.raises(ValueError, match="group_rule must be one of"):
+        run_job({**fig, "group_rule": "steps"}, panel, "pm", df, card, 1, "ldpfl", "fig10")

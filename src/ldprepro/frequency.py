@@ -283,11 +283,25 @@ class GRR(FrequencyOracle):
         return c.sum(axis=-1)
 
     def sample_support_counts(self, true_counts: Any, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
-        """Aggregated reports drawn directly: Σ_x Multinomial(c_x, channel[x]).
+        """Aggregated reports drawn directly in O(k) per draw; shape (k,) or (size, k).
 
-        Exact in distribution (users are independent, the report of a user with value x is a
-        categorical draw from ``channel[x]``). Returns shape (k,) or (size, k).
+        GRR's channel is a mixture: since p = (p − q) + k·q/k and q = k·q/k, a report equals the
+        true value w.p. p − q = 1 − kq ("kept") and is otherwise uniform over all k values
+        (Kairouz et al.'s p, q; Wang et al. 2017 §4.1). Users are independent, so the counts are
+        exactly Binomial(c_x, 1 − kq) kept at each x plus Multinomial(n − Σ kept, uniform) — the
+        same law as Σ_x Multinomial(c_x, channel[x]) (:meth:`sample_support_counts_per_value`,
+        the O(k²) form kept for tests) and as ``support_counts(perturb(values))``.
         """
+        c = _check_true_counts(true_counts, self.k)
+        keep = self.p - self.q  # = 1 − kq
+        shape = (self.k,) if size is None else (int(size), self.k)
+        kept = rng.binomial(c, keep, size=shape)
+        rest = int(c.sum()) - kept.sum(axis=-1)
+        return kept + rng.multinomial(rest, np.full(self.k, 1.0 / self.k))
+
+    def sample_support_counts_per_value(self, true_counts: Any, rng: np.random.Generator,
+                                        size: int | None = None) -> np.ndarray:
+        """Σ_x Multinomial(c_x, channel[x]): the O(k²) reference form of :meth:`sample_support_counts`."""
         c = _check_true_counts(true_counts, self.k)
         ch = self.channel
         if size is None:

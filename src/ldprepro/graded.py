@@ -495,41 +495,89 @@ def lhp_sample_counts(
 ) -> np.ndarray:
     """Exact sampler of the per-level LHP report counts (shape (k, 2), or (size, k, 2)).
 
-    One uniform per user and repetition draws the Harmony discretisation (the count of +1 among a
-    level's users is Poisson-binomial, so this per-user draw is what keeps it exact); then, per cell
-    (true level l, discretised bit b) with count c: t* ~ Multinomial(c, G_l) and, per t*, the number kept
-    ~ Binomial(·, p_{t*}). The level draw and the keep/flip draw are independent given (v, disc), as in
-    Algorithm 3, so the result has exactly the distribution of ``lhp_report_counts(*LHP.perturb(v))``.
+    Same as ``sort_by_level(v, levels).sample_counts(rng, size)``; a job that draws many
+    repetitions on the same data sorts once with :func:`sort_by_level` and reuses the result.
     """
+    return sort_by_level(v, levels).sample_counts(rng, size)
+
+
+#: Data with at most this fraction of distinct values per user are summarised by value (exact
+#: binomials per distinct value instead of one uniform per user).
+_GROUP_BY_VALUE_BELOW = 0.25
+
+
+@dataclass(frozen=True)
+class LevelSortedData:
+    """Data v prepared once for :meth:`sample_counts`: users sorted by privacy level (each level a
+    contiguous slice), or, when v has few distinct values (integer ages: ~100 among millions), the
+    distinct values with their multiplicities, sorted by level. Built by :func:`sort_by_level`."""
+
+    levels: GradedLevels
+    prob_plus: np.ndarray      # (1 + v)/2 per user, or per distinct value, in level order
+    weights: np.ndarray | None  # multiplicity of each distinct value (None: one entry per user)
+    bounds: np.ndarray          # entries of level l are prob_plus[bounds[l]:bounds[l+1]]
+    level_sizes: np.ndarray     # users per level
+
+    def sample_counts(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+        """Exact sampler of the per-level LHP report counts (shape (k, 2), or (size, k, 2)).
+
+        The number of +1 among a level's users after the Harmony discretisation is a sum of
+        independent Bernoulli((1 + v)/2): drawn with one uniform per user, or, for data summarised
+        by value, as Binomial(multiplicity, (1 + v)/2) per distinct value (the same law: a sum of c
+        i.i.d. Bernoulli(p) is Binomial(c, p)). Then, per cell (true level l, discretised bit b) with
+        count c: t* ~ Multinomial(c, G_l) and, per t*, the number kept ~ Binomial(·, p_{t*}). The
+        level draw and the keep/flip draw are independent given (v, disc), as in Algorithm 3, so the
+        result has exactly the distribution of ``lhp_report_counts(*LHP.perturb(v))``.
+        """
+        k = self.levels.k
+        reps = 1 if size is None else int(size)
+        m_entries = self.prob_plus.shape[0]
+        cells = np.empty((reps, k, 2), dtype=np.int64)
+        block = max(1, (1 << 22) // max(m_entries, 1))
+        for start in range(0, reps, block):
+            m = min(block, reps - start)
+            if self.weights is None:
+                plus = rng.random((m, m_entries)) < self.prob_plus
+            else:
+                plus = rng.binomial(self.weights, self.prob_plus, size=(m, m_entries))
+            for lvl in range(k):
+                cells[start : start + m, lvl, 1] = plus[:, self.bounds[lvl] : self.bounds[lvl + 1]].sum(axis=1)
+            cells[start : start + m, :, 0] = self.level_sizes - cells[start : start + m, :, 1]
+        g = self.levels.level_channel
+        p = self.levels.keep_probs
+        out = np.zeros((reps, k, 2), dtype=np.int64)
+        for lvl in range(k):
+            for b in (0, 1):
+                tcounts = rng.multinomial(cells[:, lvl, b], g[lvl])  # (reps, k)
+                kept = rng.binomial(tcounts, p)  # (reps, k)
+                out[:, :, b] += kept
+                out[:, :, 1 - b] += tcounts - kept
+        return out[0] if size is None else out
+
+
+def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) -> LevelSortedData:
+    """Sort the users of v by privacy level once (``by_value``: summarise by distinct value; default
+    when fewer than a quarter of the users have distinct values)."""
     levels = _check_levels(levels)
     va = _check_v(v).reshape(-1)
     k = levels.k
+    n = va.shape[0]
+    values = weights = None
+    if by_value or by_value is None:
+        head = va[: min(n, 4096)]
+        if by_value or (n > 0 and np.unique(head).size < _GROUP_BY_VALUE_BELOW * head.size):
+            values, weights = np.unique(va, return_counts=True)
+            by_value = bool(by_value) or values.size < _GROUP_BY_VALUE_BELOW * n
+    if by_value:
+        lv = levels.level_of(values)  # np.unique sorts values, and levels are increasing in v
+        level_sizes = np.bincount(lv, weights=weights, minlength=k).astype(np.int64)
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(lv, minlength=k))])
+        return LevelSortedData(levels, (1.0 + values) / 2.0, weights.astype(np.int64), bounds, level_sizes)
     lv = levels.level_of(va)
     order = np.argsort(lv, kind="stable")  # users sorted by level: each level is a contiguous slice
-    prob_plus = (1.0 + va[order]) / 2.0
-    reps = 1 if size is None else int(size)
-    n = va.shape[0]
     level_sizes = np.bincount(lv, minlength=k)
     bounds = np.concatenate([[0], np.cumsum(level_sizes)])
-    # cells[r, l, b]: users in true level l whose discretised value is b (0: -1, 1: +1)
-    cells = np.empty((reps, k, 2), dtype=np.int64)
-    block = max(1, (1 << 22) // max(n, 1))
-    for start in range(0, reps, block):
-        m = min(block, reps - start)
-        plus = rng.random((m, n)) < prob_plus
-        for lvl in range(k):
-            cells[start : start + m, lvl, 1] = plus[:, bounds[lvl] : bounds[lvl + 1]].sum(axis=1)
-        cells[start : start + m, :, 0] = level_sizes - cells[start : start + m, :, 1]
-    g = levels.level_channel
-    p = levels.keep_probs
-    out = np.zeros((reps, k, 2), dtype=np.int64)
-    for lvl in range(k):
-        for b in (0, 1):
-            tcounts = rng.multinomial(cells[:, lvl, b], g[lvl])  # (reps, k)
-            kept = rng.binomial(tcounts, p)  # (reps, k)
-            out[:, :, b] += kept
-            out[:, :, 1 - b] += tcounts - kept
-    return out[0] if size is None else out
+    return LevelSortedData(levels, (1.0 + va[order]) / 2.0, None, bounds, level_sizes)
 
 
 def _step6(counts_star: np.ndarray, levels: GradedLevels, clip: bool) -> np.ndarray:

@@ -68,21 +68,31 @@ class GradedGradientCollector:
         self._lhp = LHP(self.levels)
 
     def aggregate(self, g: np.ndarray, level: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        G, D = g.shape
+        """(D,) estimate of one group's mean gradient from its (G, D) gradients and levels."""
         if level.shape != g.shape:
             raise ValueError(f"level must have the gradients' shape {g.shape}, got {level.shape}")
+        return self.aggregate_fits(g[None], level[None], rng)[0]
+
+    def aggregate_fits(self, g: np.ndarray, level: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(F, D) estimates for F groups at once (one per SGD fit), g and level of shape (F, G, D);
+        the groups' reports are independent, and each group's estimate is the one-group estimate."""
+        F, G, D = g.shape
+        if level.shape != g.shape:
+            raise ValueError(f"level must have the gradients' shape {g.shape}, got {level.shape}")
+        fit = np.arange(F)[:, None]
         if self.component_rule == "sample_one":
-            comp = rng.integers(0, D, size=G)
-            rows = np.arange(G)
-            v, lv = g[rows, comp], level[rows, comp]
+            comp = rng.integers(0, D, size=(F, G))
+            rows = np.arange(G)[None, :]
+            v, lv = g[fit, rows, comp].reshape(-1), level[fit, rows, comp].reshape(-1)
         else:
-            comp = np.tile(np.arange(D), G)
+            comp = np.broadcast_to(np.tile(np.arange(D), G), (F, G * D))
             v, lv = g.reshape(-1), level.reshape(-1)
-        n_j = np.bincount(comp, minlength=D)
+        cell = (fit * D + comp).reshape(-1)  # (fit, component) of each report
+        n_j = np.bincount(cell, minlength=F * D).reshape(F, D)
         if self.mechanism == "hiera":
             t_star, s = self._lhp.perturb(v, rng, level=lv)
             k = self.levels.k
-            counts = np.bincount((comp * k + t_star) * 2 + (s > 0), minlength=D * k * 2).reshape(D, k, 2)
+            counts = np.bincount((cell * k + t_star) * 2 + (s > 0), minlength=F * D * k * 2).reshape(F, D, k, 2)
             with np.errstate(invalid="ignore"):
                 m = np.asarray(hiera_estimate_counts(counts, self.levels, self.mu, rng, self.step5_mode, self.clip))
             sums = np.where(n_j > 0, np.nan_to_num(m) * n_j, 0.0)
@@ -96,7 +106,7 @@ class GradedGradientCollector:
                     reports[at] = mech.perturb(v[at], rng)
             else:
                 reports = self._flat.perturb(v, rng)
-            sums = np.bincount(comp, weights=reports, minlength=D)
+            sums = np.bincount(cell, weights=reports, minlength=F * D).reshape(F, D)
         if self.component_rule == "sample_one":
             return sums * D / G
         return sums / G

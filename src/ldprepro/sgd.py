@@ -85,6 +85,111 @@ def ldp_sgd(X: np.ndarray, y: np.ndarray, model: str, perturb: Callable | None, 
     return theta
 
 
+class GroupGradients:
+    """Clipped gradients of F groups of S users, computed on demand: ``full()`` the (F, S, d) matrix,
+    ``at(j)`` only the coordinates j of shape (F, S, k) (what a sampling mechanism reports)."""
+
+    def __init__(self, model: str, theta: np.ndarray, Xg: np.ndarray, yg: np.ndarray, lam: float, clip: float):
+        self.theta, self.Xg, self.lam, self.clip = theta, Xg, lam, clip
+        margin = np.matmul(Xg, theta[:, :, None])[..., 0]  # (F, S)
+        if model == "linear":
+            self.coef = 2.0 * (margin - yg)
+        elif model == "logistic":
+            self.coef = -yg * np.exp(-np.logaddexp(0.0, yg * margin))  # −y·σ(−y xᵀθ), stable
+        elif model == "svm":
+            self.coef = np.where(yg * margin < 1.0, -yg, 0.0)
+        else:
+            raise ValueError(f"unknown model {model!r}; known: {MODELS}")
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return self.Xg.shape
+
+    def full(self) -> np.ndarray:
+        g = self.coef[..., None] * self.Xg
+        g += self.lam * self.theta[:, None, :]
+        return np.clip(g, -self.clip, self.clip, out=g)
+
+    def at(self, j: np.ndarray) -> np.ndarray:
+        from .mechanisms.multidim import take_last
+
+        xj = take_last(self.Xg, j)
+        th = self.theta[np.arange(self.theta.shape[0])[:, None, None], j]
+        return np.clip(self.coef[..., None] * xj + self.lam * th, -self.clip, self.clip)
+
+
+class _SampledCollector:
+    """Sampled multidimensional collection; the users' sampled attributes (independent of θ) are
+    drawn for up to 256 steps at a time (at most ~2^20 indices per block)."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self._j, self._next = None, 0
+
+    def __call__(self, grads: "GroupGradients", rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        F, S, _ = grads.shape
+        k = self.mechanism.k
+        if self._j is None or self._j.shape[1:] != (F, S, k) or self._next == self._j.shape[0]:
+            block = max(1, min(256, (1 << 20) // (F * S * k)))
+            self._j = self.mechanism.sample_attributes(block * F * S, rng).reshape(block, F, S, k)
+            self._next = 0
+        j = self._j[self._next]
+        self._next += 1
+        return self.mechanism.sampled_group_means(F, S, grads.at, rng, j=j)
+
+
+def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> Callable:
+    """``collect(grads, rows, rng) -> (F, d)`` server estimate of each group's mean gradient:
+    non-private (mechanism None), a multidimensional mechanism (sampled ones report only their k
+    coordinates), or ``aggregate_fits(g, rows, rng)`` (graded collection, needs the users' rows)."""
+    from .mechanisms.multidim import SampledMultiDim
+
+    if aggregate_fits is not None:
+        return lambda grads, rows, rng: aggregate_fits(grads.full(), rows, rng)
+    if mechanism is None:
+        return lambda grads, rows, rng: grads.full().mean(axis=1)
+    if isinstance(mechanism, SampledMultiDim):
+        return _SampledCollector(mechanism)
+    return lambda grads, rows, rng: mechanism.group_means(grads.full(), rng)
+
+
+def ldp_sgd_fits(X: np.ndarray, y: np.ndarray, orders: list[np.ndarray], model: str, collect: Callable, G: int,
+                 lam: float, schedule: str, eta0: float, rng: np.random.Generator, clip: float = 1.0) -> np.ndarray:
+    """F single-pass mini-batch SGD fits at once; returns θ of shape (F, d).
+
+    ``orders[f]``: the rows of X that fit f trains on, in the order it visits them (its shuffled
+    training fold); fit f takes ⌊n_f/G⌋ disjoint groups of G users (one group of n_f if G > n_f), as
+    ``ldp_sgd``. ``collect`` is a :func:`group_collector`. Fits whose group sizes differ (G above some
+    but not all training sizes) run one at a time."""
+    F, d = len(orders), X.shape[1]
+    sizes = np.array([len(o) for o in orders])
+    size = np.minimum(G, sizes)
+    if F > 1 and np.unique(size).size > 1:
+        return np.concatenate([ldp_sgd_fits(X, y, [o], model, collect, G, lam, schedule, eta0, rng, clip)
+                               for o in orders])
+    S = int(size[0])
+    n_iter = np.where(G <= sizes, np.maximum(1, sizes // max(G, 1)), 1)
+    T = int(n_iter.max())
+    # row indices of every fit's groups; int32 halves the memory at census sizes (F × n_train entries)
+    idx = np.empty((F, T * S), dtype=np.int32 if X.shape[0] < 2**31 else np.int64)
+    for f, o in enumerate(orders):
+        used = o[: n_iter[f] * S]
+        idx[f, : used.size] = used
+        idx[f, used.size :] = np.resize(o[:S], T * S - used.size)  # padding: steps past n_iter[f] are ignored
+    # η_t per fit: only inv_sqrt_t depends on t, and a fit past its last group stops moving
+    eta_1 = np.array([learning_rate(schedule, 1, int(m), eta0) for m in n_iter])
+    theta = np.zeros((F, d))
+    for t in range(1, T + 1):
+        rows = idx[:, (t - 1) * S : t * S]
+        grads = GroupGradients(model, theta, X[rows], y[rows], lam, clip)
+        step = collect(grads, rows, rng)
+        eta = eta_1 / math.sqrt(t) if schedule == "inv_sqrt_t" else eta_1
+        if t > n_iter.min():
+            eta = np.where(t <= n_iter, eta, 0.0)
+        theta = theta - eta[:, None] * step
+    return theta
+
+
 def evaluate(model: str, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[str, float]:
     """('test_mse', value) for linear regression, ('misclassification_rate', value) otherwise."""
     pred = X @ theta

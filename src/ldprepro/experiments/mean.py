@@ -22,16 +22,40 @@ from typing import Callable
 import numpy as np
 
 from ..mechanisms import get_mechanism, get_multidim
+from ..mechanisms.basic import Laplace
+from ..mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
 from ..seeding import rng_for
+from ..sufficient import laplace_sum
 
 
 class PerturbAndAverage:
-    """Users perturb with ``mech``; the collector averages. Var(m̂) = Σ_i Var_i / n²."""
+    """Users perturb with ``mech``; the collector averages. Var(m̂) = Σ_i Var_i / n².
+
+    ``estimate`` draws the mean from exact sufficient statistics where the mean depends only on
+    them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; multidimensional mechanisms: their
+    ``group_means``, e.g. the sampled coordinates summed by bincount); ``estimate_per_user``
+    perturbs every user (same law, used by the audit and the tests)."""
 
     def __init__(self, mech):
         self.mech = mech
+        self._mean, self._mean_of = None, None
+        if type(mech) is Laplace or isinstance(mech, LaplaceMultiDim):
+            self._laplace_scale = mech.scale if type(mech) is Laplace else mech.mechanism.scale
+        else:
+            self._laplace_scale = None
 
     def estimate(self, x, rng):
+        if self._laplace_scale is not None:
+            # mean of t + Lap(b) over n users: mean(t) (fixed for the job, computed once) + b·(Γ(n) − Γ(n))/n
+            if self._mean_of is not x:
+                self._mean, self._mean_of = np.asarray(x, dtype=float).mean(axis=0), x
+            n = np.shape(x)[0]
+            return self._mean + laplace_sum(self._laplace_scale, n, rng, size=np.shape(self._mean)) / n
+        if isinstance(self.mech, MultiDimMechanism):
+            return self.mech.group_means(np.asarray(x, dtype=float)[None], rng)[0]
+        return self.estimate_per_user(x, rng)
+
+    def estimate_per_user(self, x, rng):
         return self.mech.perturb(x, rng).mean(axis=0)
 
     def var_of_mean(self, x):
@@ -50,9 +74,18 @@ class HierAEstimator:
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
         self.model = HierA(self.levels, mu=mu, step5_mode=step5_mode, clip=clip)
+        self._sorted, self._sorted_for = None, None
 
     def estimate(self, x, rng):
-        return self.model.run(x, rng, path="count")
+        """Count path with the users sorted by level once per data set (not once per repetition)."""
+        from ..graded import sort_by_level
+
+        if self._sorted_for is not x:
+            self._sorted, self._sorted_for = sort_by_level(x, self.levels), x
+        return self.model.estimate_from_counts(self._sorted.sample_counts(rng), rng)
+
+    def estimate_per_user(self, x, rng):
+        return self.model.run(x, rng, path="record")
 
     def var_of_mean(self, x):
         from ..graded import hiera_variance
@@ -70,6 +103,17 @@ class GradedLaplaceEstimator(PerturbAndAverage):
 
         super().__init__(GradedLaplace(GradedLevels.from_base_eps(eps, k=len(multipliers),
                                                                   multipliers=list(multipliers))))
+        self._level_sizes, self._sized_for = None, None
+
+    def estimate(self, x, rng):
+        """mean(x) + Σ_levels b_l·(Γ(n_l) − Γ(n_l))/n: exact, with n_l the users at level l."""
+        x = np.asarray(x, dtype=float)
+        if self._sized_for is not x:
+            levels = self.mech.levels
+            self._level_sizes = np.bincount(levels.level_of(x).reshape(-1), minlength=levels.k)
+            self._sized_for = x
+        noise = laplace_sum(2.0 / self.mech.levels.eps, self._level_sizes, rng).sum()
+        return x.mean(axis=0) + noise / x.shape[0]
 
 
 class AtLevelEstimator:

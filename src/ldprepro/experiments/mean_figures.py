@@ -18,7 +18,7 @@ import pandas as pd
 from ..data.transform import to_unit
 from .mean import mean_error_rows
 
-CURVE_PARAMS = ("alpha", "discretize", "mu", "clip", "eps")
+CURVE_PARAMS = ("alpha", "discretize", "mu", "clip", "eps", "group_rule")
 
 
 def panel_columns(card: dict, panel: dict) -> list[str]:
@@ -98,11 +98,13 @@ def curve_label(row: pd.Series, params=CURVE_PARAMS) -> str:
     label = style(row["mechanism"])["label"]
     symbol = {"alpha": "α", "mu": "μ", "eps": "ε"}
     extras = [f"{symbol.get(p, p)}={row[p]:g}" for p in params
-              if p in row and pd.notna(row[p]) and p not in ("discretize", "clip", "mechanism")]
+              if p in row and pd.notna(row[p]) and p not in ("discretize", "clip", "mechanism", "group_rule")]
     if "clip" in params and "clip" in row and pd.notna(row["clip"]):
         extras.append("clipped" if row["clip"] else "unclipped")
     if "discretize" in params and "discretize" in row and pd.notna(row["discretize"]):
         label += f" (discretised, m={int(row['discretize'])})"
+    if "group_rule" in params and row.get("group_rule") == "fixed":  # SGD control: same steps at every ε
+        extras.append(f"(fixed {int(row['n_groups'])} steps)")
     return label + (" " + " ".join(extras) if extras else "")
 
 
@@ -155,7 +157,7 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
                 continue
             label = curve_label(meas.iloc[0], curve_cols) + (" (discretised)" if x_params else "")
             ax.plot(meas[xcol], meas["mean"], marker=st["marker"], color=colour, label=label, lw=1.3, ms=4,
-                    ls=st["ls"] if ident.get("clip", True) is not False else ":")
+                    ls=st["ls"] if ident.get("clip", True) is not False and ident.get("group_rule") != "fixed" else ":")
             ax.fill_between(meas[xcol], meas["ci_low"].clip(lower=meas["mean"] * 1e-3), meas["ci_high"],
                             color=colour, alpha=0.18, lw=0)
             theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)

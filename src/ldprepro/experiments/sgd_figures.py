@@ -1,11 +1,22 @@
 """LDP-SGD figures (papers 000, 002, 003) driven by config entries with ``kind: sgd``.
 
-One job per (figure, dataset, mechanism) loops over ε, cross-validation repetitions and folds;
-every (ε, repetition, fold) trains with its own Generator keyed by the job's parameters. Rows:
+One job per (figure, dataset, mechanism) loops over ε; for each ε all cross-validation fits
+(repetitions × folds) train at once (``sgd.ldp_sgd_fits``), their noise from one Generator keyed by
+the job's parameters and ε. Common random numbers: the fold split of CV repetition r and each fold's
+training order are keyed by (paper, figure, dataset, r[, fold]) only, so every mechanism, ε and group
+rule of a figure sees the same folds in the same order; only the privacy noise differs. Rows:
 metric ``misclassification_rate`` (logistic, SVM) or ``test_mse`` (linear) on the held-out fold,
 ``rep`` = CV repetition × k + fold (the aggregation's sample is every fold of every repetition).
 The non-private reference is the mechanism ``non_private``. ``discretize`` may be a list (error vs
 the number of outputs 2m+1, paper 002 Figs. 14-15).
+
+Group-size control (ours; the paper's G = ⌈d ln d/ε²⌉ changes the number of SGD steps with ε, so
+ε's effect is confounded with the number of steps): ``group_rule`` is ``paper`` (default) or
+``fixed``, or a list of both to draw both curves; ``fixed`` takes ``fixed_groups`` groups (= SGD
+steps) at every ε, G = ⌊smallest training fold / fixed_groups⌋. Rows carry ``group_rule``,
+``group_size`` (G) and ``n_groups`` (groups = SGD steps of the smallest training fold; KFold's folds
+differ by at most one user, so a fit may take one step more; constant per (ε, rule) so that the
+aggregate's sample stays every fold of every repetition).
 """
 
 from __future__ import annotations
@@ -22,9 +33,10 @@ from ..graded import GradedLevels
 from ..graded_sgd import GradedGradientCollector, component_levels, mean_budget_factor
 from ..mechanisms import get_multidim
 from ..seeding import rng_for
-from ..sgd import evaluate, group_size, ldp_sgd
+from ..sgd import evaluate, group_collector, group_size, ldp_sgd_fits
 
 ENCODINGS = ("k_minus_1", "one_hot")
+GROUP_RULES = ("paper", "fixed")
 
 
 def _encode_categorical(values: pd.Series, cats: list, encoding: str, on: float, off: float) -> np.ndarray:
@@ -107,17 +119,45 @@ def _levels(fig: dict, eps: float) -> GradedLevels:
     return GradedLevels.from_base_eps(eps, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
 
 
-def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, params: dict):
-    """(perturb, aggregate) for one ε: Alg. 6 multidimensional perturbation (papers 002, 003), or
-    paper 000's graded collection (``collector: graded``; ``ldprepro.graded_sgd``)."""
+def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, params: dict,
+               side: np.ndarray | None):
+    """``collect(grads, rows, rng)`` for one ε (``sgd.group_collector``): Alg. 6 multidimensional
+    perturbation (papers 002, 003), or paper 000's graded collection (``collector: graded``;
+    ``ldprepro.graded_sgd``), which needs each user's component levels ``side``."""
     if mechanism == "non_private":
-        return None, None
+        return group_collector()
     if fig.get("collector", "multidim") == "graded":
         col = GradedGradientCollector(mechanism, _levels(fig, eps), mu=int(params.get("mu", 2)),
                                       step5_mode=params.get("step5_mode", "intended"), clip=params.get("clip", True),
                                       component_rule=fig.get("graded", {}).get("component_rule", "sample_one"))
-        return None, col.aggregate
-    return get_multidim(mechanism, eps, d, discretize=disc).perturb, None
+        return group_collector(aggregate_fits=lambda g, rows, rng: col.aggregate_fits(g, side[rows], rng))
+    return group_collector(get_multidim(mechanism, eps, d, discretize=disc))
+
+
+def group_rules(fig: dict, figure: str = "") -> list[str]:
+    """The figure's group-size rules (``group_rule``: one or a list), validated."""
+    rules = fig.get("group_rule", "paper")
+    rules = [rules] if isinstance(rules, str) else list(rules)
+    bad = [r for r in rules if r not in GROUP_RULES]
+    if bad or not rules:
+        raise ValueError(f"figure {figure}: group_rule must be one of {GROUP_RULES} or a list of them, got {bad or rules!r}")
+    if "fixed" in rules and not (isinstance(fig.get("fixed_groups"), int) and fig["fixed_groups"] >= 1):
+        raise ValueError(f"figure {figure}: group_rule 'fixed' needs fixed_groups (a positive integer), "
+                         f"got {fig.get('fixed_groups')!r}")
+    return rules
+
+
+def cv_splits(n: int, folds_k: int, cv_reps: int, seed: int, common: dict) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """(cv_rep, fold, training rows in visiting order, test rows) of every fit. Keyed by ``common``
+    (paper, figure, dataset) and the repetition only: the same for every mechanism, ε and rule."""
+    fits = []
+    for cv_rep in range(cv_reps):
+        split_seed = int(rng_for(seed, {**common, "cv_rep": cv_rep, "purpose": "folds"}).integers(2**31 - 1))
+        folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
+        for fold, (train, test) in enumerate(folds.split(np.empty((n, 0)))):
+            order = rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"}).permutation(train.size)
+            fits.append((cv_rep, fold, train[order].astype(np.int32 if n < 2**31 else np.int64), test))
+    return fits
 
 
 def _graded_columns(fig: dict, mechanism: str, params: dict, budget_factor: float) -> dict:
@@ -154,27 +194,33 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     sweep = fig.get("sweep", {}) if mechanism in fig.get("sweep_mechanisms", ["hiera"]) else {}
     names = list(sweep)
     folds_k = int(fig["folds"])
+    rules = group_rules(fig, f"{paper}/{figure}")
+    common = {"paper": paper, "figure": figure, "dataset": panel["dataset"]}
+    fits = cv_splits(n, folds_k, int(fig["cv_repetitions"]), seed, common)
+    orders = [train for _, _, train, _ in fits]
+    n_train_min = min(o.size for o in orders)
     rows = []
-    for disc, combo, eps in itertools.product(disc_values, itertools.product(*(sweep[k] for k in names)), fig["eps"]):
+    for disc, combo, eps, rule in itertools.product(disc_values, itertools.product(*(sweep[k] for k in names)),
+                                                    fig["eps"], rules):
         params = {**fig.get("mechanism_params", {}).get(mechanism, {}), **dict(zip(names, combo))}
         extra = _graded_columns(fig, mechanism, params, budget_factor)
         eps = float(eps)
-        G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
-        perturb, aggregate = _collector(fig, mechanism, eps, d, disc, params)
-        for cv_rep in range(int(fig["cv_repetitions"])):
-            key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
-                   "eps": eps, "cv_rep": cv_rep, "discretize": disc, **dict(zip(names, combo))}
-            split_seed = int(rng_for(seed, {**key, "purpose": "folds"}).integers(2**31 - 1))
-            folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
-            for fold, (train, test) in enumerate(folds.split(X)):
-                rng = rng_for(seed, {**key, "fold": fold})
-                theta = ldp_sgd(X[train], y[train], model, perturb, G, fig["lambda"], fig["learning_rate"],
-                                fig.get("eta0", 1.0), rng, aggregate=aggregate,
-                                side=None if side is None else side[train])
-                metric, value = evaluate(model, theta, X[test], y[test])
-                rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"],
-                             "mechanism": mechanism, "eps": eps, "rep": cv_rep * folds_k + fold,
-                             "discretize": disc, "n_outputs": n_outputs(disc), "model": model,
-                             "n_users": n, "n_features": d, "group_size": G, **extra,
-                             "metric": metric, "value": value})
+        if rule == "paper":
+            G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
+        else:
+            G = max(1, n_train_min // int(fig["fixed_groups"]))
+        n_groups = max(1, n_train_min // G) if G <= n_train_min else 1  # a fold one user larger may take one more
+        collect = _collector(fig, mechanism, eps, d, disc, params, side)
+        key = {**common, "mechanism": mechanism, "eps": eps, "discretize": disc, "group_rule": rule,
+               **dict(zip(names, combo)), "purpose": "noise"}
+        thetas = ldp_sgd_fits(X, y, orders, model, collect, G, fig["lambda"], fig["learning_rate"],
+                              fig.get("eta0", 1.0), rng_for(seed, key))
+        for (cv_rep, fold, train, test), theta in zip(fits, thetas):
+            metric, value = evaluate(model, theta, X[test], y[test])
+            rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"],
+                         "mechanism": mechanism, "eps": eps, "rep": cv_rep * folds_k + fold,
+                         "discretize": disc, "n_outputs": n_outputs(disc), "model": model,
+                         "n_users": n, "n_features": d, "group_rule": rule, "group_size": G,
+                         "n_groups": n_groups, **extra,
+                         "metric": metric, "value": value})
     return rows

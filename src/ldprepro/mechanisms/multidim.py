@@ -9,6 +9,13 @@
   literal pseudo-code (ties in T−, Wang's even-d constant), which is biased and, for even d, not
   ε-LDP — kept only to reproduce the papers' baseline as run.
 - ``LaplaceMultiDim``: Laplace with ε/d per attribute (scale 2d/ε).
+
+``group_means(x, rng)`` returns the collector's mean of the reports of F groups of S users
+(x of shape (F, S, d)) with exactly the law of ``perturb(x.reshape(-1, d)).reshape(F, S, d).mean(1)``
+but from sufficient statistics where the mean depends only on them: the sampled mechanisms sum the
+k sampled coordinates with ``bincount`` instead of averaging an n × d mostly-zero matrix, Laplace adds
+b·(Γ(S) − Γ(S))/S per coordinate (``ldprepro.sufficient``). Mean estimation (one group of n users)
+and LDP-SGD (one group per fit and step) both use it.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..sufficient import laplace_sum
 from .base import Mechanism, as_input, check_eps
 from .basic import Laplace
 
@@ -32,6 +40,21 @@ def _as_matrix(x, d: int) -> np.ndarray:
     x = as_input(x)
     if x.ndim != 2 or x.shape[1] != d:
         raise ValueError(f"expected an (n, {d}) array of user vectors, got shape {x.shape}")
+    return x
+
+
+def take_last(x: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """x[f, s, j[f, s, :]] for x of shape (F, S, d) and indices j of shape (F, S, k): one flat
+    ``np.take`` (same result as ``np.take_along_axis(x, j, axis=2)``, with less overhead)."""
+    F, S, d = x.shape
+    flat = j + (np.arange(F * S, dtype=np.int64) * d).reshape(F, S, 1)
+    return np.take(np.ascontiguousarray(x).reshape(-1), flat)
+
+
+def _as_groups(x, d: int) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 3 or x.shape[2] != d or x.shape[1] < 1:
+        raise ValueError(f"expected an (F, S, {d}) array of F groups of S >= 1 user vectors, got shape {x.shape}")
     return x
 
 
@@ -53,6 +76,13 @@ class MultiDimMechanism:
         """Per-coordinate Var[t*_j | t] for inputs of shape (..., d)."""
         raise NotImplementedError
 
+    def group_means(self, x, rng: np.random.Generator) -> np.ndarray:
+        """(F, d) mean report of each of F groups of S users, x of shape (F, S, d). This default is
+        the per-user path; subclasses replace it by exact sufficient statistics."""
+        x = _as_groups(x, self.d)
+        F, S, d = x.shape
+        return self.perturb(x.reshape(F * S, d), rng).reshape(F, S, d).mean(axis=1)
+
     def __repr__(self):
         return f"{type(self).__name__}(eps={self.eps:g}, d={self.d})"
 
@@ -71,12 +101,42 @@ class SampledMultiDim(MultiDimMechanism):
         self.name = name or self.mechanism.name
 
     def sample_attributes(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """(n, k) distinct attribute indices per user, uniform without replacement."""
+        """(n, k) distinct attribute indices per user: a uniform k-subset of the d attributes.
+
+        Floyd's algorithm (Bentley & Floyd, "A sample of brilliance", CACM 30(9), 1987), vectorised
+        over users: for j = d−k, …, d−1 draw t uniform on {0, …, j} and take t unless already taken,
+        else j. Every k-subset has probability 1/C(d, k), from k draws per user instead of d."""
         if self.k == 1:
             return rng.integers(0, self.d, size=(n, 1))
         if self.k == self.d:
             return np.broadcast_to(np.arange(self.d), (n, self.d))
-        return np.argpartition(rng.random((n, self.d)), self.k - 1, axis=1)[:, : self.k]
+        cols = np.empty((n, self.k), dtype=np.int64)
+        for i, j in enumerate(range(self.d - self.k, self.d)):
+            t = rng.integers(0, j + 1, size=n)
+            if i:
+                t = np.where((cols[:, :i] == t[:, None]).any(axis=1), j, t)
+            cols[:, i] = t
+        return cols
+
+    def sampled_group_means(self, F: int, S: int, values_at: Callable[[np.ndarray], np.ndarray],
+                            rng: np.random.Generator, j: np.ndarray | None = None) -> np.ndarray:
+        """(F, d) group means from the sampled coordinates only: ``values_at(j)`` returns the users'
+        values at the (F, S, k) sampled attribute indices j. Sum per (group, attribute) by bincount;
+        the law (and the random stream) is that of :meth:`perturb` followed by the group means.
+        ``j`` may be given, drawn beforehand by :meth:`sample_attributes` (the choice of attributes
+        does not depend on the values, so an SGD run draws those of many steps at once)."""
+        d = self.d
+        if j is None:
+            j = self.sample_attributes(F * S, rng).reshape(F, S, self.k)
+        reports = self.mechanism.perturb(np.asarray(values_at(j), dtype=float).reshape(-1), rng)
+        flat = (np.arange(F)[:, None, None] * d + j).reshape(-1)
+        sums = np.bincount(flat, weights=reports, minlength=F * d).reshape(F, d)
+        return sums * (self.scale / S)
+
+    def group_means(self, x, rng):
+        x = _as_groups(x, self.d)
+        F, S, _ = x.shape
+        return self.sampled_group_means(F, S, lambda j: take_last(x, j), rng)
 
     def perturb(self, x, rng):
         x = _as_matrix(x, self.d)
@@ -178,6 +238,12 @@ class LaplaceMultiDim(MultiDimMechanism):
 
     def perturb(self, x, rng):
         return self.mechanism.perturb(_as_matrix(x, self.d), rng)
+
+    def group_means(self, x, rng):
+        """Exact: mean of S reports t + Lap(b) is mean(t) + b·(Γ(S) − Γ(S))/S per coordinate."""
+        x = _as_groups(x, self.d)
+        F, S, d = x.shape
+        return x.mean(axis=1) + laplace_sum(self.mechanism.scale, S, rng, size=(F, d)) / S
 
     def variance(self, x):
         return self.mechanism.variance(np.asarray(x, dtype=float))
