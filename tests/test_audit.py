@@ -122,3 +122,18 @@ def test_bshp_guarantee_is_eps_not_the_amplified_claim():
     assert honest["exact_loss"] == pytest.approx(eps, abs=1e-12) and honest["verdict"] == "holds"
     assert claim["eps_claimed"] == pytest.approx(math.log(1 + 0.8 * (math.exp(eps) - 1)))
     assert claim["verdict"] == "violated" and claim["eps_empirical"] > claim["eps_claimed"]
+
+
+@pytest.mark.parametrize("eps", [60.0, 300.0, 700.0])
+def test_exact_loss_stays_exact_where_probabilities_underflow(eps):
+    """The exact loss is computed in log space: at large ε some atoms' probabilities (HM's
+    P(−C | 1) ≈ e^{−1.5ε}) underflow to 0 in linear space, which made the loss infinite."""
+    from ldprepro.audit import numeric_exact_loss
+    from ldprepro.mechanisms import MECHANISMS, get_mechanism
+
+    for name in MECHANISMS:
+        loss = numeric_exact_loss(get_mechanism(name, eps))
+        if name == "dct":
+            assert loss == float("inf")
+        else:
+            assert loss == pytest.approx(eps, rel=1e-9), name

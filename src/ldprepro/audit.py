@@ -65,18 +65,29 @@ def _max_log_ratio(table: np.ndarray) -> float:
     return float(np.log(hi[live] / lo[live]).max()) if live.any() else 0.0
 
 
+def _max_log_ratio_log(log_table: np.ndarray) -> float:
+    """``_max_log_ratio`` on a table of log-probabilities (exact where the probabilities underflow,
+    e.g. HM's P(−C | 1) ≈ e^{−1050} at ε = 700)."""
+    hi, lo = log_table.max(axis=0), log_table.min(axis=0)
+    live = hi > -np.inf
+    if (lo[live] == -np.inf).any():
+        return math.inf
+    return float((hi[live] - lo[live]).max()) if live.any() else 0.0
+
+
 def numeric_exact_loss(mech: Mechanism, n_inputs: int = 201, n_outputs: int = 4001) -> float:
-    """Exact loss of a 1-D mechanism from its pmf (atoms) and pdf (continuous part)."""
+    """Exact loss of a 1-D mechanism from its log-pmf (atoms) and log-pdf (continuous part)."""
     xs = np.linspace(-1.0, 1.0, n_inputs)
     loss = 0.0
-    if len(mech.support()):
-        loss = max(loss, _max_log_ratio(mech.pmf(xs)))
-    if mech.continuous:
-        lo, hi = mech.output_bounds()
-        if not math.isfinite(lo):
-            lo, hi = -1.0 - 40.0 / mech.eps, 1.0 + 40.0 / mech.eps
-        ys = np.linspace(lo, hi, n_outputs)[1:-1]
-        loss = max(loss, _max_log_ratio(mech.pdf(ys[None, :], xs[:, None])))
+    with np.errstate(divide="ignore"):
+        if len(mech.support()):
+            loss = max(loss, _max_log_ratio_log(mech.logpmf(xs)))
+        if mech.continuous:
+            lo, hi = mech.output_bounds()
+            if not math.isfinite(lo):
+                lo, hi = -1.0 - 40.0 / mech.eps, 1.0 + 40.0 / mech.eps
+            ys = np.linspace(lo, hi, n_outputs)[1:-1]
+            loss = max(loss, _max_log_ratio_log(mech.logpdf(ys[None, :], xs[:, None])))
     return loss
 
 
@@ -89,12 +100,11 @@ def _numeric_log_lr(mech: Mechanism):
         on_atom = np.isin(y, atoms) if len(atoms) else np.zeros(y.shape, bool)
         if on_atom.any():
             idx = np.searchsorted(atoms, y[on_atom])
-            p0, p1 = mech.pmf(x0)[idx], mech.pmf(x1)[idx]
             with np.errstate(divide="ignore"):
-                out[on_atom] = np.log(p0) - np.log(p1)
+                out[on_atom] = mech.logpmf(x0)[idx] - mech.logpmf(x1)[idx]
         if (~on_atom).any():
             with np.errstate(divide="ignore"):
-                out[~on_atom] = np.log(mech.pdf(y[~on_atom], x0)) - np.log(mech.pdf(y[~on_atom], x1))
+                out[~on_atom] = mech.logpdf(y[~on_atom], x0) - mech.logpdf(y[~on_atom], x1)
         return out
 
     return log_lr
