@@ -279,7 +279,7 @@ def test_lremh_figures_smoke(tmp_path):
         key = ["f", "k", "rep"]
         def wide(df):
             return df[df["metric"].isin(["loglik", "iterations"])].pivot_table(index=key, columns="metric", values="value")
-        both = wide(it).join(wide(u), lsuffix="_c", rsuffix="_u", how="inner")
+        both = wide(it).merge(wide(u), left_index=True, right_index=True, suffixes=("_c", "_u"))
         longer = both["iterations_c"] >= both["iterations_u"]   # EM from the same start, run at least as long
         assert len(both) and longer.mean() > 0.9
         assert (both.loc[longer, "loglik_c"] >= both.loc[longer, "loglik_u"] - 1e-12).all()  # EM never lowers ℓ

@@ -11,7 +11,7 @@ import pytest
 
 from ldprepro.experiments.joint import experiment_params, runs_control, time_reference
 from ldprepro.frequency import rappor_channel, rappor_privacy
-from ldprepro.joint import RRLDP, avd, em, em_candidates, loglik, true_joint
+from ldprepro.joint import RRLDP, em, em_candidates, loglik, true_joint
 from ldprepro.joint.claims import avd_claims, per_run, theory_claims, time_claims
 from ldprepro.joint.rrldp import record_loss, record_loss_enumerated
 from ldprepro.seeding import rng_for
@@ -61,7 +61,6 @@ def test_per_run_averages_subsets_on_common_reps_only():
 # ------------------------------------------------------------------------------------------------ time claims
 def _times(rng, lremh_factor, em_growth=1.0, converged=False):
     """EM times grow as em_growth^k; LREMH = EM × lremh_factor(f, k); log-normal noise per estimate."""
-    noise = {}
 
     def em_t(f, k, r, s):
         return 0.01 * em_growth**k * math.exp(rng.normal(0, 0.2))
@@ -179,7 +178,7 @@ def _tiny(seed_key, sizes=(4, 4, 4), n=1500, f=0.3):
 
 @pytest.mark.parametrize("impl", ["factorised", "explicit"])
 def test_converged_em_iterates_beyond_the_gap_rule_and_fits_better(impl):
-    blocks, rr, truth = _tiny("control")
+    blocks, rr, _ = _tiny("control")
     C = 64
     cand = np.stack(np.unravel_index(np.arange(C), (4, 4, 4)), axis=1)
 
@@ -202,7 +201,7 @@ def test_converged_em_iterates_beyond_the_gap_rule_and_fits_better(impl):
 
 
 def test_loglik_of_estimates_matches_direct_sum():
-    blocks, rr, truth = _tiny("ll", sizes=(2, 3), n=200)
+    blocks, rr, _ = _tiny("ll", sizes=(2, 3), n=200)
     theta = rng_for(SEED, "theta").random(6)
     theta /= theta.sum()
     lam1, lam0 = rr.q_star / rr.p_star, (1 - rr.q_star) / (1 - rr.p_star)
