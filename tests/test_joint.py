@@ -245,25 +245,44 @@ def test_lremh_figures_smoke(tmp_path):
     byte-reproducible (the timing files are not, by nature)."""
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
-    from ldprepro.results import VERDICTS
+    from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS
 
     cfg = smoke_config()
     targets = [f"figures/lremh/fig{i}.{ext}" for i in (1, 2, 3, 4) for ext in ("png", "svg")]
     build_with_mirror(tmp_path, cfg, targets)
     sec = cfg["lremh"]
+    controls = {"em_converged", "lremh_converged"}
     for name, exp in sec["experiments"].items():
         sm = exp["smoke"]
+        conv = {**sec["converged"], **exp.get("converged", {}), **sm.get("converged", {})}
+        em_based = {"converged", "loglik"}
         for fig, metrics in [(exp["time_figure"], {"time_s", "time_ratio_to_lremh"}),
                              (exp["avd_figure"], {"avd", "iterations", "candidates", "pruned_true_mass",
-                                                  "kept_fraction"})]:
+                                                  "kept_fraction"} | em_based)]:
             raw = pd.concat([pd.read_parquet(tmp_path / f"results/lremh/{fig}/{name}__{m}.parquet")
                              for m in sec["methods"]])
             assert list(raw.columns[:6]) == ["paper", "figure", "dataset", "mechanism", "eps", "rep"]
             assert set(raw["metric"]) == metrics and set(raw["mechanism"]) == set(sec["methods"])
             assert set(raw["k"]) == set(sm["k"]) and set(raw["f"]) == set(sm["f"])
-            assert raw.groupby(["mechanism", "f", "k", "metric"])["rep"].nunique().eq(sm["runs"] * sm["subsets"]).all()
+            reps = raw.groupby(["mechanism", "f", "k", "metric"])["rep"].nunique()
+            main = reps[~reps.index.get_level_values("mechanism").isin(controls)]
+            assert main.eq(sm["runs"] * sm["subsets"]).all()
+            ctl = reps[reps.index.get_level_values("mechanism").isin(controls)]
+            ctl_k = set(conv.get("k") or sm["k"]) & set(sm["k"])
+            assert set(ctl.index.get_level_values("k")) == ctl_k
+            assert ctl.eq(sm["runs"] * min(conv["subsets"], sm["subsets"])).all()
             claims = pd.read_parquet(tmp_path / f"results/lremh/{fig}/claims.parquet")
-            assert len(claims) >= 2 and set(claims["verdict"]) <= set(VERDICTS)
+            assert list(claims.columns) == CLAIM_COLUMNS and set(claims["verdict"]) <= set(VERDICTS)
+            assert claims["claim"].str.contains("control: EM run to convergence").any()
+        it = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__em_converged.parquet")
+        u = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__em.parquet")
+        key = ["f", "k", "rep"]
+        def wide(df):
+            return df[df["metric"].isin(["loglik", "iterations"])].pivot_table(index=key, columns="metric", values="value")
+        both = wide(it).merge(wide(u), left_index=True, right_index=True, suffixes=("_c", "_u"))
+        longer = both["iterations_c"] >= both["iterations_u"]   # EM from the same start, run at least as long
+        assert len(both) and longer.mean() > 0.9
+        assert (both.loc[longer, "loglik_c"] >= both.loc[longer, "loglik_u"] - 1e-12).all()  # EM never lowers ℓ
         avd_rows = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__lremh.parquet")
         a = avd_rows[avd_rows["metric"] == "avd"]["value"].to_numpy()
         floor = avd_rows[avd_rows["metric"] == "pruned_true_mass"]["value"].to_numpy()

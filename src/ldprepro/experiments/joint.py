@@ -1,15 +1,20 @@
-"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: runner, claims and plotting.
+"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: runner and plotting (the claims: :mod:`ldprepro.joint.claims`).
 
 One job per experiment (dataset) runs every method on the same reports, so the timings of EM,
 LASSO and LREMH come from the same process on the same machine. Per run: a fresh user sample
 (20 % of NLTCS, 10 % of Adult), then per f one RR-LDP collection (two-stage path), then per k and
-per fixed random k-subset the three estimators on the subset's bit blocks. Only the estimation is
-timed (``time.perf_counter`` around the estimator call, BLAS limited to one thread).
+per fixed random k-subset the estimators on the subset's bit blocks (common random numbers: every
+method sees the same reports). Only the estimation is timed (``time.perf_counter`` around the
+estimator call, BLAS limited to one thread).
+
+Besides the paper's EM, LASSO and LREMH (EM stopped by the paper's gap 0.001, [U] reading
+max|Δθ|), the control ``em_converged`` / ``lremh_converged`` (ours, issue 13) runs the same EM to
+convergence (config ``lremh.converged``), on the first ``converged.subsets`` subsets of each run.
 
 Timing rows (metrics ``time_s``, ``time_ratio_to_lremh``) go to the time figure's files; every other
-metric (``avd``, ``iterations``, ``candidates``, LREMH's ``pruned_true_mass`` and ``kept_fraction``)
-goes to the AVD figure's files, which are byte-reproducible; the timing files are not.
-``rep`` = run × (number of subsets) + subset index.
+metric (``avd``, ``iterations``, ``converged``, ``loglik``, ``candidates``, LREMH's
+``pruned_true_mass`` and ``kept_fraction``) goes to the AVD figure's files, which are
+byte-reproducible; the timing files are not. ``rep`` = run × (number of subsets) + subset index.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..joint import RRLDP, avd, em, em_candidates, lasso, lremh, memory_estimate, true_joint
+from ..joint import RRLDP, avd, em, em_candidates, lasso, loglik, lremh, memory_estimate, true_joint
 from ..joint.adult import derive_lopub_adult
+from ..joint.claims import avd_claims, figure_claims, theory_claims, time_claims  # noqa: F401 (claims live there)
 from ..seeding import rng_for
-from ..results import verdict_of
 
 PAPER = "lremh"
-METHODS = ("em", "lasso", "lremh")
+METHODS = ("em", "lasso", "lremh", "em_converged", "lremh_converged")
 TIME_METRICS = ("time_s", "time_ratio_to_lremh")
 
 
@@ -38,13 +43,17 @@ TIME_METRICS = ("time_s", "time_ratio_to_lremh")
 
 def experiment_params(section: dict, name: str, scale: str) -> dict:
     """The experiment entry merged with the section's shared settings; ``smoke`` overrides (sizes
-    and repetitions only) applied when ``scale == 'smoke'``."""
+    and repetitions only) applied when ``scale == 'smoke'``. The ``converged`` control settings are
+    merged key by key (an experiment may narrow the control's ``k``)."""
     shared = {k: v for k, v in section.items() if k != "experiments"}
     entry = dict(section["experiments"][name])
-    smoke = entry.pop("smoke", {})
+    smoke = dict(entry.pop("smoke", {}))
     out = {**shared, **entry}
+    out["converged"] = {**shared.get("converged", {}), **entry.get("converged", {})}
     if scale == "smoke":
+        conv_smoke = smoke.pop("converged", {})
         out.update(smoke)
+        out["converged"] = {**out["converged"], **conv_smoke}
     out["name"] = name
     return out
 
@@ -93,29 +102,64 @@ def draw_subsets(d: int, k: int, count: int, seed: int, dataset: str) -> list[tu
 # ------------------------------------------------------------------------------------------------
 
 
+#: the converged-EM control (ours, issue 13): the same estimators run to convergence
+CONTROLS = {"em_converged": "em", "lremh_converged": "lremh"}
+
+
 def _estimators(exp: dict) -> dict:
     e, la = exp["em"], exp["lasso"]
     em_kw = {"gap": float(e["gap"]), "stop": e["stop"], "max_iter": int(e["max_iter"])}
     la_kw = {"alpha": float(la["alpha"]), "mode": la["mode"], "max_iter": int(la["max_iter"])}
+    cv = exp.get("converged") or {}
+    conv_kw = {"gap": float(cv.get("gap", 1e-6)), "stop": cv.get("stop", "loglik"),
+               "max_iter": int(cv.get("max_iter", 3000))}
 
-    def run_em(bl, qs, ps):
-        if e.get("impl", "explicit") == "factorised":
-            return em(bl, qs, ps, **em_kw)
-        sizes = [b.shape[1] for b in bl]
-        C = int(np.prod(sizes))
-        cand = np.stack(np.unravel_index(np.arange(C), sizes), axis=1)
-        return em_candidates(bl, qs, ps, cand, np.ones(C), **em_kw)
+    def em_with(kw, impl):
+        def run_em(bl, qs, ps):
+            if impl == "factorised":
+                return em(bl, qs, ps, **kw)
+            sizes = [b.shape[1] for b in bl]
+            C = int(np.prod(sizes))
+            cand = np.stack(np.unravel_index(np.arange(C), sizes), axis=1)
+            return em_candidates(bl, qs, ps, cand, np.ones(C), **kw)
+        return run_em
 
     tau = float(exp["lremh"]["tau"])
     return {
-        "em": run_em,
+        "em": em_with(em_kw, e.get("impl", "explicit")),
         "lasso": lambda bl, qs, ps: lasso(bl, qs, ps, **la_kw),
         "lremh": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **em_kw, lasso_kw=la_kw),
+        "em_converged": em_with(conv_kw, cv.get("impl", "factorised")),
+        "lremh_converged": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **conv_kw, lasso_kw=la_kw),
     }
 
 
+def time_reference(method: str) -> str | None:
+    """The LREMH a method's time is divided by in the ``time_ratio_to_lremh`` rows: LREMH with the
+    same stopping rule (None for LREMH itself)."""
+    if method in ("lremh", "lremh_converged"):
+        return None
+    return "lremh_converged" if method in CONTROLS else "lremh"
+
+
+def runs_control(exp: dict, method: str, k: int, subset_index: int) -> bool:
+    """Whether ``method`` runs at (k, subset): the control runs on the first ``converged.subsets``
+    subsets of each run and at the ``converged.k`` dimensions only (its cost, see config.yaml)."""
+    if method not in CONTROLS:
+        return True
+    cv = exp.get("converged") or {}
+    ks = cv.get("k")
+    return subset_index < int(cv.get("subsets", exp["subsets"])) and (ks is None or int(k) in {int(x) for x in ks})
+
+
 def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, log=print) -> tuple[list, list]:
-    """Every (run × f × k × subset × method) of one experiment: (time rows, other rows)."""
+    """Every (run × f × k × subset × method) of one experiment: (time rows, other rows).
+
+    Common random numbers: within a run every method sees the same user sample and, per f, the
+    same perturbed reports; ``rep`` identifies (run, subset), so methods pair on it. Per EM-based
+    estimate the rows also record its iterations, whether its stopping rule was met before
+    ``max_iter`` (``converged``), and the mean per-user log-likelihood of the returned joint
+    (``loglik``, up to a joint-independent constant, computed outside the timed region)."""
     from threadpoolctl import threadpool_limits
 
     dataset = exp["name"]
@@ -142,6 +186,7 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                 prng = rng_for(seed, {"paper": PAPER, "dataset": dataset, "what": "perturb", "f": f, "run": run})
                 reports, _ = rr.perturb_two_stage(sample, prng)
                 eps = rr.privacy()["instantaneous_eps_record"]
+                spent = dict.fromkeys(methods, 0.0)
                 for k, ss in subsets.items():
                     for si, S in enumerate(ss):
                         sz = [sizes[j] for j in S]
@@ -151,24 +196,33 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                                 "n_users": n_users, "rep": run * len(ss) + si}
                         secs = {}
                         for m in methods:
+                            if not runs_control(exp, m, k, si):
+                                continue
                             t0 = time.perf_counter()
                             est = estimators[m](blocks, rr.q_star, rr.p_star)
                             secs[m] = time.perf_counter() - t0
+                            spent[m] += secs[m]
                             r = {**base, "figure": exp["avd_figure"], "mechanism": m}
                             rows += [{**r, "metric": "avd", "value": avd(truth, est.theta)},
                                      {**r, "metric": "iterations", "value": float(est.iterations)},
                                      {**r, "metric": "candidates", "value": float(est.candidates)}]
-                            if m == "lremh":
+                            if m != "lasso":
+                                rows += [{**r, "metric": "converged", "value": float(est.info["converged"])},
+                                         {**r, "metric": "loglik",
+                                          "value": loglik(blocks, rr.q_star, rr.p_star, est.theta) / n_users}]
+                            if m in ("lremh", "lremh_converged"):
                                 pruned = est.info["pruned"]
                                 rows += [{**r, "metric": "pruned_true_mass", "value": float(truth[pruned].sum())},
                                          {**r, "metric": "kept_fraction", "value": est.candidates / truth.size}]
-                        for m in methods:
+                        for m in secs:
                             r = {**base, "figure": exp["time_figure"], "mechanism": m}
                             time_rows.append({**r, "metric": "time_s", "value": secs[m]})
-                            if "lremh" in secs and m != "lremh":
+                            ref = time_reference(m)
+                            if ref in secs:
                                 time_rows.append({**r, "metric": "time_ratio_to_lremh",
-                                                  "value": secs[m] / max(secs["lremh"], 1e-12)})
-                log(f"{dataset} run {run} f={f:g}: done")
+                                                  "value": secs[m] / max(secs[ref], 1e-12)})
+                log(f"{dataset} run {run} f={f:g}: done; estimation seconds "
+                    + ", ".join(f"{m} {v:.1f}" for m, v in spent.items()))
     return time_rows, rows
 
 
@@ -186,102 +240,22 @@ def feasibility_table(sizes: list[int], n_users: int, ks=range(2, 9), budget_gib
 
 
 # ------------------------------------------------------------------------------------------------
-# claims
-# ------------------------------------------------------------------------------------------------
-
-
-def _row(figure, claim, verdict, evidence):
-    return {"paper": PAPER, "figure": figure, "claim": claim, "verdict": verdict, "evidence": evidence}
-
-
-_verdict = verdict_of
-
-
-def _table(summary: pd.DataFrame, metric: str, value: str = "mean") -> pd.DataFrame:
-    s = summary[summary["metric"] == metric]
-    return s.pivot_table(index=["f", "k"], columns="mechanism", values=value)
-
-
-def _rising(series: pd.Series) -> list[bool]:
-    v = series.to_numpy()
-    return list(np.diff(v) > 0)
-
-
-def time_claims(summary: pd.DataFrame, figure: str) -> list[dict]:
-    out = []
-    t = _table(summary, "time_s")
-    hi = _table(summary, "time_s", "ci_high")
-    lo = _table(summary, "time_s", "ci_low")
-    if not {"em", "lremh"} <= set(t.columns):
-        return [_row(figure, "LREMH is faster than EM for every dimension k", "not testable", "EM or LREMH missing")]
-    faster = (t["lremh"] < t["em"]).to_numpy()
-    sig = (hi["lremh"] < lo["em"]).to_numpy()
-    ratio = t["em"] / t["lremh"]
-    out.append(_row(figure, "For any dimension k, LREMH is faster than EM (mean estimation time)", _verdict(faster),
-                    f"LREMH mean time below EM's at {faster.sum()}/{faster.size} (f, k) points "
-                    f"({sig.sum()} with non-overlapping 95% CIs); EM/LREMH time ratio "
-                    + ", ".join(f"f={f:g},k={k}: {r:.2g}" for (f, k), r in ratio.items())))
-    rise_k, rise_f = [], []
-    for f, g in ratio.groupby(level="f"):
-        rise_k += _rising(g.droplevel("f").sort_index())
-    for k, g in ratio.groupby(level="k"):
-        rise_f += _rising(g.droplevel("k").sort_index())
-    out.append(_row(figure, "LREMH's efficiency advantage over EM grows with the number of attributes k",
-                    _verdict(rise_k), f"EM/LREMH time ratio rises at {int(np.sum(rise_k))}/{len(rise_k)} steps in k "
-                    "(per f)"))
-    out.append(_row(figure, "LREMH's efficiency advantage over EM grows with f", _verdict(rise_f),
-                    f"EM/LREMH time ratio rises at {int(np.sum(rise_f))}/{len(rise_f)} steps in f (per k)"))
-    if figure == "fig2":
-        em_t = t["em"].groupby(level="k").mean()
-        ks = sorted(em_t.index)
-        comp = ratio.groupby(level="k").mean()
-        grows = _rising(em_t.sort_index())
-        out.append(_row(figure, "On Adult EM is competitive at low dimension but degrades as k grows",
-                        _verdict(grows + [bool(comp.loc[ks[0]] <= 2.0)]),
-                        f"EM mean time (over f) {', '.join(f'k={k}: {em_t[k]:.3g} s' for k in ks)}; EM/LREMH ratio "
-                        f"at k={ks[0]}: {comp.loc[ks[0]]:.2g} (≤ 2 counted as competitive), at k={ks[-1]}: "
-                        f"{comp.loc[ks[-1]]:.2g}"))
-    return out
-
-
-def avd_claims(summary: pd.DataFrame, figure: str) -> list[dict]:
-    out = []
-    a = _table(summary, "avd")
-    if not set(METHODS) <= set(a.columns):
-        return [_row(figure, "LREMH balances accuracy between EM and LASSO", "not testable", "a method is missing")]
-    half = (_table(summary, "avd", "ci_high") - _table(summary, "avd", "ci_low")) / 2
-    lo = np.minimum(a["em"], a["lasso"]) - half["lremh"]
-    hi = np.maximum(a["em"], a["lasso"]) + half["lremh"]
-    between = ((a["lremh"] >= lo) & (a["lremh"] <= hi)).to_numpy()
-    d_lasso = (a["lremh"] - a["lasso"]).abs()
-    out.append(_row(figure, "LREMH's accuracy balances EM and LASSO (its AVD lies between theirs)", _verdict(between),
-                    f"within [min, max] of EM and LASSO (± LREMH's 95% CI) at {between.sum()}/{between.size} (f, k) "
-                    f"points; |AVD(LREMH) − AVD(LASSO)| ≤ {d_lasso.max():.3g} everywhere (LREMH ≈ LASSO); "
-                    "AVD EM/LASSO/LREMH: " + "; ".join(
-                        f"f={f:g},k={k}: {r['em']:.3f}/{r['lasso']:.3f}/{r['lremh']:.3f}" for (f, k), r in a.iterrows())))
-    em_best = (a["em"] <= a[["lasso", "lremh"]].min(axis=1)).to_numpy()
-    it = _table(summary, "iterations")
-    out.append(_row(figure, "EM is accurate (but slow and sensitive to its initial value)", _verdict(em_best),
-                    f"EM has the lowest AVD at {em_best.sum()}/{em_best.size} (f, k) points; with the gap 0.001 on "
-                    f"max|Δθ| EM from uniform ran {it['em'].min():.3g}–{it['em'].max():.3g} iterations (mean per point), "
-                    f"LREMH {it['lremh'].min():.3g}–{it['lremh'].max():.3g}"))
-    pm = _table(summary, "pruned_true_mass")["lremh"]
-    kept = _table(summary, "kept_fraction")["lremh"]
-    share = (pm / a["lremh"]).clip(upper=1.0)
-    small = (pm <= 0.01).to_numpy()
-    out.append(_row(figure, "LREMH's pruning removes only redundant candidates (Alg. 2 step 2); caveat: the LASSO "
-                    "over one-hot bits sees only the one-way marginals",
-                    _verdict(small),
-                    f"true mass in pruned cells (which EM can never revive, a floor under LREMH's AVD) ≤ 0.01 at "
-                    f"{small.sum()}/{small.size} (f, k) points; range {pm.min():.3g}–{pm.max():.3g}; it is "
-                    f"{share.min():.0%}–{share.max():.0%} of LREMH's AVD; LREMH kept {kept.min():.1%}–{kept.max():.1%} "
-                    "of the candidates"))
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
 # plotting
 # ------------------------------------------------------------------------------------------------
+
+
+def _style(method: str) -> dict:
+    """Plot style: the paper's methods as in :func:`ldprepro.plotting.style`; the converged-EM
+    control (ours) dashed, with open markers, labelled as such."""
+    from ..plotting import style
+
+    if method in CONTROLS:
+        st = style(CONTROLS[method])
+        return {**st, "label": st["label"] + " to convergence (ours)", "ls": "--", "mfc": "none"}
+    st = style(method)
+    if method in ("em", "lremh"):
+        st["label"] += " (gap 0.001)"
+    return st
 
 
 def _yerr(g: pd.DataFrame, log: bool = False) -> list:
@@ -294,7 +268,7 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
                 f_values=None, privacy: dict | None = None) -> None:
     import matplotlib.pyplot as plt
 
-    from ..plotting import not_available_panel, save_figure, style
+    from ..plotting import not_available_panel, save_figure
 
     f_values = sorted(f_values if f_values is not None else summary["f"].unique())
     ncols = max(1, len(f_values))
@@ -313,7 +287,7 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
         s = summary[(summary["f"] == f) & (summary["metric"] == metric)]
         for m, g in s.groupby("mechanism", sort=False):
             g = g.sort_values("k")
-            st = style(m)
+            st = _style(m)
             ax.errorbar(g["k"], g["mean"], yerr=_yerr(g, log=kind == "time"), capsize=3, lw=1.3, ms=4, **st)
         sub = f"f = {f:g}"
         if privacy and f in privacy:
@@ -335,8 +309,8 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
             s = summary[(summary["f"] == f) & (summary["metric"] == "time_ratio_to_lremh")]
             for m, g in s.groupby("mechanism", sort=False):
                 g = g.sort_values("k")
-                st = style(m)
-                st["label"] = f"{st['label']} / LREMH"
+                st = _style(m)
+                st["label"] = f"{st['label']} / LREMH" + (" to convergence" if m in CONTROLS else "")
                 ax.errorbar(g["k"], g["mean"], yerr=_yerr(g, log=True), capsize=3, lw=1.3, ms=4, **st)
             ax.axhline(1.0, color="k", lw=0.8, ls=":")
             ax.set_yscale("log")
@@ -346,10 +320,10 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
             for metric2, ls, lab in [("avd", "-", "LREMH AVD"), ("pruned_true_mass", "--", "true mass pruned by LREMH"),
                                      ("kept_fraction", ":", "fraction of candidates kept")]:
                 g = s[s["metric"] == metric2].sort_values("k")
-                ax.errorbar(g["k"], g["mean"], yerr=_yerr(g), capsize=3, lw=1.3, ms=4, ls=ls, color=style("lremh")["color"], marker=style("lremh")["marker"],
-                            label=lab)
+                ax.errorbar(g["k"], g["mean"], yerr=_yerr(g), capsize=3, lw=1.3, ms=4, ls=ls, color=_style("lremh")["color"],
+                            marker=_style("lremh")["marker"], label=lab)
             ax.set_ylim(0, 1.02)
-            ax.set_ylabel("LREMH")
+            ax.set_ylabel("LREMH (gap 0.001)")
         ax.set_xlabel("dimension k")
         ax.set_xticks(ks)
         ax.set_title(f"f = {f:g}", fontsize=8)

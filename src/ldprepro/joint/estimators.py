@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 EPS_GUARD = 1e-12
-STOP_RULES = ("max_abs", "max_cell")
+STOP_RULES = ("max_abs", "max_cell", "loglik")
 # float64 elements per user chunk in the EM contractions (128 MB of temporaries)
 _CHUNK_ELEMENTS = 1 << 24
 # cache the explicit likelihood matrix of em_candidates when it is at most this many elements (1 GB)
@@ -85,18 +85,33 @@ def _converged(new: np.ndarray, old: np.ndarray, gap: float, stop: str) -> bool:
 
 
 def _em_iterate(theta: np.ndarray, posterior_sum, n: int, gap: float, stop: str,
-                max_iter: int) -> tuple[np.ndarray, int, bool]:
-    """EM fixed-point iterations θ' = θ·posterior_sum(θ)/n until the change is ≤ ``gap`` (rule
-    ``stop``) or ``max_iter``; returns (θ, iterations, converged)."""
+                max_iter: int) -> tuple[np.ndarray, int, bool, list[float]]:
+    """EM fixed-point iterations θ' = θ·G(θ)/n, where ``posterior_sum(θ)`` returns (G(θ), ℓ(θ)) with
+    ℓ(θ) = Σ_i log Σ_ω θ(ω)·P(T^i|ω) up to a θ-independent constant. Stops when the change is
+    ≤ ``gap`` (rule ``stop``) or after ``max_iter`` updates; returns (θ, iterations, converged,
+    per-user mean log-likelihood ℓ(θ_t)/n of every iterate evaluated).
+
+    ``stop='loglik'`` (ours, the converged-EM control): stop when the last update raised the mean
+    per-user log-likelihood by ≤ ``gap`` nats, i.e. ℓ(θ_t)/n − ℓ(θ_{t−1})/n ≤ gap. ℓ(θ_t) is known
+    only when θ_{t+1} is computed, so the returned θ is one update past the last checked iterate
+    (EM never lowers ℓ, so this is at least as good)."""
+    if stop not in STOP_RULES:
+        raise ValueError(f"unknown stop rule {stop!r}; choose one of {STOP_RULES}")
     it = 0
+    trace: list[float] = []
     while it < max_iter:
-        new = theta * posterior_sum(theta) / n
+        G, ll = posterior_sum(theta)
+        trace.append(ll / n)
+        new = theta * G / n
         it += 1
-        done = _converged(new, theta, gap, stop)
+        if stop == "loglik":
+            done = len(trace) > 1 and trace[-1] - trace[-2] <= gap
+        else:
+            done = _converged(new, theta, gap, stop)
         theta = new
         if done:
-            return theta, it, True
-    return theta, it, False
+            return theta, it, True, trace
+    return theta, it, False, trace
 
 
 def true_joint(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
@@ -154,12 +169,14 @@ def memory_estimate(sizes: Sequence[int], n_users: int) -> dict[str, float]:
 
 def _posterior_sum(theta: np.ndarray, lams: list[np.ndarray], sizes: list[int]) -> np.ndarray:
     """G(ω) = Σ_i Π_j λ^i_j(ω_j) / Z_i with Z_i = Σ_ω θ(ω) Π_j λ^i_j(ω_j); θ flat (C order over
-    ``sizes``, whose last axis is the largest). Returns G flat. θ·G/N is the EM update."""
+    ``sizes``, whose last axis is the largest). Returns (G flat, Σ_i log Z_i); θ·G/N is the EM update
+    and Σ_i log Z_i the log-likelihood of θ up to a θ-independent constant."""
     n = lams[0].shape[0]
     last = sizes[-1]
     rest = int(np.prod(sizes[:-1])) if len(sizes) > 1 else 1
     theta2 = theta.reshape(rest, last)
     G = np.zeros((rest, last))
+    ll = 0.0
     chunk = max(1, min(n, _CHUNK_ELEMENTS // max(rest, last)))
     for a in range(0, n, chunk):
         b = min(n, a + chunk)
@@ -168,9 +185,10 @@ def _posterior_sum(theta: np.ndarray, lams: list[np.ndarray], sizes: list[int]) 
             U = (U[:, :, None] * L[a:b, None, :]).reshape(b - a, -1)
         lk = lams[-1][a:b]
         Z = np.einsum("ij,ij->i", U @ theta2, lk)
+        ll += float(np.log(Z).sum())
         U /= Z[:, None]
         G += U.T @ lk
-    return G.reshape(-1)
+    return G.reshape(-1), ll
 
 
 def em(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, gap: float = 1e-3,
@@ -187,10 +205,23 @@ def em(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, gap: float
         theta = np.full(C, 1.0 / C)
     else:
         theta = np.asarray(theta0, dtype=float).reshape(sizes).transpose(perm).reshape(-1).copy()
-    theta, it, converged = _em_iterate(theta, lambda th: _posterior_sum(th, lams, wsizes), n, gap, stop, max_iter)
+    theta, it, converged, trace = _em_iterate(theta, lambda th: _posterior_sum(th, lams, wsizes), n, gap, stop,
+                                              max_iter)
     inv = np.argsort(perm)
     theta = theta.reshape(wsizes).transpose(inv).reshape(-1)
-    return Estimate(theta / theta.sum(), it, C, {"converged": converged})
+    return Estimate(theta / theta.sum(), it, C, {"converged": converged, "loglik_trace": trace})
+
+
+def loglik(blocks: Sequence[np.ndarray], q_star: float, p_star: float, theta: np.ndarray) -> float:
+    """Log-likelihood Σ_i log Σ_ω θ(ω)·P(T^i|ω) of the joint ``theta`` (flat, C order over the
+    blocks' sizes) up to the θ-independent constant dropped in §4.1: the objective EM climbs, so
+    estimates of the same reports compare on it (higher = fitted better)."""
+    _, sizes = _check_blocks(blocks)
+    perm = sorted(range(len(sizes)), key=lambda j: (sizes[j], j))
+    wsizes = [sizes[j] for j in perm]
+    lams = _lambda_blocks([blocks[j] for j in perm], q_star, p_star)
+    th = np.asarray(theta, dtype=float).reshape(sizes).transpose(perm).reshape(-1)
+    return _posterior_sum(th / th.sum(), lams, wsizes)[1]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -224,15 +255,18 @@ def em_candidates(blocks: Sequence[np.ndarray], q_star: float, p_star: float, ca
     chunk = n if cached is not None else max(1, _CHUNK_ELEMENTS // max(m, 1))
     def posterior_sum(theta: np.ndarray) -> np.ndarray:
         G = np.zeros(m)
+        ll = 0.0
         for a in range(0, n, chunk):
             L = cached if cached is not None else likelihood(a, min(n, a + chunk))
-            G += L @ (1.0 / (theta @ L))
-        return G
+            Z = theta @ L
+            ll += float(np.log(Z).sum())
+            G += L @ (1.0 / Z)
+        return G, ll
 
     theta = np.asarray(theta0, dtype=float).copy()
     theta /= theta.sum()
-    theta, it, converged = _em_iterate(theta, posterior_sum, n, gap, stop, max_iter)
-    return Estimate(theta / theta.sum(), it, m, {"converged": converged})
+    theta, it, converged, trace = _em_iterate(theta, posterior_sum, n, gap, stop, max_iter)
+    return Estimate(theta / theta.sum(), it, m, {"converged": converged, "loglik_trace": trace})
 
 
 # ------------------------------------------------------------------------------------------------
