@@ -3,8 +3,8 @@
 Raw results are long-format: one row per (dataset × mechanism × ε × repetition × metric) plus
 the experiment's own parameter columns, with the measured number in ``value``. Aggregation groups
 by every column except ``rep`` and ``value`` and reports n, mean, std and a 95 % confidence
-interval of the mean (Student t). Claims tables hold one row per claim the paper makes about a
-figure, with our verdict ("holds", "does not hold", "partly") and the evidence.
+interval of the mean (Student t). Claims tables (one row per claim, decided by a declared test)
+are built by ``ldprepro.verdicts``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pandas as pd
 from scipy import stats
 
 from .io import write_parquet
+from .verdicts import VERDICTS  # noqa: F401  (re-exported: the claims vocabulary)
 
 KEY_COLUMNS = ["paper", "figure", "dataset", "mechanism", "eps", "rep", "metric", "value"]
-VERDICTS = ("holds", "does not hold", "partly", "not testable")
 
 
 def tidy_frame(rows: Iterable[dict], extra_order: list[str] | None = None) -> pd.DataFrame:
@@ -50,23 +50,6 @@ def aggregate(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     out["ci_low"] = out["mean"] - half
     out["ci_high"] = out["mean"] + half
     return out
-
-
-def verdict_of(ok) -> str:
-    """'holds' if every check passed, 'does not hold' if none did, 'partly' otherwise
-    ('not testable' with no checks)."""
-    ok = np.asarray(ok, dtype=bool)
-    if ok.size == 0:
-        return "not testable"
-    return "holds" if ok.all() else ("does not hold" if not ok.any() else "partly")
-
-
-def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
-    df = pd.DataFrame(list(rows), columns=["paper", "figure", "claim", "verdict", "evidence"])
-    bad = sorted(set(df["verdict"]) - set(VERDICTS))
-    if bad:
-        raise ValueError(f"unknown verdicts {bad}; use one of {VERDICTS}")
-    return df
 
 
 def read_results(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
