@@ -53,7 +53,7 @@ ALL_TARGETS = []
 FIGURE_REGISTRY = []
 
 # ---------------------------------------------------------------------------------------------
-# Resources per rule family: threads, peak memory (mem_mb) and run time (runtime, minutes).
+# Resources per family of rules: threads, peak memory (mem_mb) and run time (runtime, minutes).
 # Measured, not guessed: max_rss and s of the Snakemake benchmark files (logs/benchmarks/**.tsv)
 # of a full smoke run (`snakemake --cores 2 --config scale=smoke`) and of the paper-scale runs
 # quoted in the README (figures_mean, figures_sgd, figures_bshp, figures_lremh, audit) on this
@@ -82,7 +82,7 @@ RESOURCES = {
 
 
 def res(family):
-    """resources: of a rule family at the configured scale."""
+    """The resources of a family of rules at the configured scale."""
     mem_mb, runtime = RESOURCES[family][0 if config["scale"] == "smoke" else 1]
     return {"mem_mb": mem_mb, "runtime": runtime}
 
