@@ -177,7 +177,7 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
     every configured figure and its caption, the tables, and the global description."""
     import html as htmllib
 
-    from test_report import caption_phrase, rendered_dom
+    from test_report import caption_phrase, rendered_dom, report_entry
 
     workdir, cfg, _ = full_smoke
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
@@ -192,8 +192,9 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
     for paper, fig in figures:
         rst = report_dir / (f"{paper}_{fig}.rst" if paper != "audit" else "audit.rst")
         rst = rst if rst.exists() else report_dir / "experiment.rst"
-        if f"{fig}.png" not in dom or caption_phrase(rst.read_text()) not in dom:
-            missing.append(f"{paper}/{fig}")
+        path = f"figures/{paper}/{fig}.png"
+        if path not in dom or caption_phrase(rst.read_text()) not in report_entry(dom, path):
+            missing.append(path)
     assert not missing, missing
     for table in ["claims.html", "audit.html", "data_cards.html", "provenance.html"]:
         assert table in dom

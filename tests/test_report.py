@@ -89,8 +89,18 @@ def rendered_dom(html_file, profile_dir) -> str:
 
 
 def caption_phrase(rst_text: str) -> str:
-    """The longest plain phrase of a caption (letters, digits, spaces), as rendered text would hold it."""
+    """The longest plain phrase (letters, digits, spaces) on one line of a caption: it survives the
+    caption's rst-to-HTML conversion and the JSON escaping of the report's data unchanged."""
     import re
 
-    runs = re.findall(r"[A-Za-z0-9][A-Za-z0-9 ,]{10,}[A-Za-z0-9]", rst_text.replace("\n", " "))
+    runs = [r for line in rst_text.splitlines()
+            for r in re.findall(r"[A-Za-z0-9][A-Za-z0-9 ,]{10,}[A-Za-z0-9]", line)]
     return max(runs, key=len).strip()
+
+
+def report_entry(dom: str, path: str) -> str:
+    """The report's data for one output (name, size, caption), as the page's script holds it."""
+    start = dom.find(f'"{path}": {{')
+    assert start >= 0, f"{path} is not in the report"
+    end = dom.find('"data":', start)
+    return dom[start:end if end > start else start + 20000]

@@ -108,3 +108,14 @@ def test_rerun_semantics_by_dry_run(two_runs, tmp_path):
     # every job whose script imports the mechanisms reruns (the 3 mean jobs, Fig. 4's job, and the
     # renderings downstream); the synthetic data does not
     assert jobs.get("figure_job") == 3 and jobs.get("ldpfl_fig4") == 1 and "data_synthetic" not in jobs
+
+
+@pytest.mark.slow
+def test_report_builds_from_an_incomplete_run(two_runs):
+    """Only two figures are built here: `snakemake --report` still works and lists the rest as missing."""
+    work = two_runs[0]
+    proc = snakemake(work, "--report", "report.html")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (work / "report.html").read_text(errors="replace")
+    assert "Not built yet" in page and "figures/dct/fig1.png" in page
+    assert '"figures/dct/fig3.png": {' in page  # the built figure is in the report itself
