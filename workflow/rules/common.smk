@@ -54,30 +54,38 @@ FIGURE_REGISTRY = []
 
 # ---------------------------------------------------------------------------------------------
 # Resources per family of rules: threads, peak memory (mem_mb) and run time (runtime, minutes).
-# Measured, not guessed: max_rss and s of the Snakemake benchmark files (logs/benchmarks/**.tsv)
-# of a full smoke run (`snakemake --cores 2 --config scale=smoke`) and of the paper-scale runs
-# quoted in the README (figures_mean, figures_sgd, figures_bshp, figures_lremh, audit) on this
-# 2-core machine; mem_mb = measured peak RSS × 1.5 rounded up to 100 MB (at least 500 MB: a job
-# is a Python process with numpy/pandas/scipy loaded, ~250 MB RSS before it does anything),
-# runtime = measured maximum × 2 rounded up to whole minutes. Every job is single-threaded
-# (numpy code, BLAS pinned to `threads` by ldprepro.jobsetup), so threads = 1 everywhere.
-# LREMH's explicit EM holds an O(2^k) likelihood cache (1.2 GiB on Adult at k = 4 by
-# joint.memory_estimate), hence its paper-scale figure.
+# How they were measured: max_rss and s of the Snakemake benchmark files (logs/benchmarks/**.tsv)
+# of a full offline smoke run (`snakemake --cores 2 --config scale=smoke`, 185 jobs, 2026-11-23,
+# on a machine with load ~10 on 2 cores, so wall times are ~5x CPU times). Measured max RSS:
+#   data_normalise 253 MB (vehicle), data_synthetic 139, figure_job 396 (ldpfl/fig10 Vehicle SGD),
+#   bshp_job 200, lremh_job 249, ldpfl_fig1_mechanism 184, ldpfl_fig4 203, audit_family 186,
+#   audit table 232, rendering 261 (ldpfl/fig7).
+# smoke mem_mb = measured max RSS x 1.5, rounded up to 100 MB. paper mem_mb is extrapolated, not
+# measured (no paper-scale run on this shared machine): the smoke RSS (of which ~140-250 MB is the
+# interpreter with numpy/pandas/scipy loaded) plus the paper-size arrays, x 1.5:
+#   figure_job: Vehicle 98,528 x 101 float64 = 80 MB, x 4 copies (X, train/test folds) -> 1200;
+#   lremh_job: explicit EM's likelihood cache 1.2 GiB on Adult at k = 4 (joint.memory_estimate) -> 2300;
+#   Monte-Carlo jobs at 10^6 users (float64 arrays of 8 MB, a few alive at once) -> 500-600;
+#   data_ipums (no extract here, not measured): 4 M records x ~10 columns read by pandas -> 4000.
+# runtime: smoke = measured max x 2 rounded up; paper = the README's paper-scale stage times (HierA's
+# job ~320 s, LREMH 3.6 min, audit 19 s, BSHP 49 s in total) x 3. data_fetch has no benchmark
+# (a download streams to disk; light, and a local rule). Every job is single-threaded (numpy code,
+# BLAS/OpenMP pinned to `threads` by ldprepro.jobsetup), so threads = 1 everywhere.
 # ---------------------------------------------------------------------------------------------
 RESOURCES = {
     #                  smoke: mem_mb, runtime   paper: mem_mb, runtime
     "data_fetch":      ((300, 5), (300, 30)),
-    "data_normalise":  ((700, 2), (1200, 10)),
-    "data_synthetic":  ((500, 2), (900, 5)),
-    "data_ipums":      ((1500, 10), (8000, 120)),
-    "figure_job":      ((600, 5), (1500, 30)),
-    "bshp_job":        ((500, 2), (900, 10)),
-    "lremh_job":       ((800, 5), (3000, 20)),
-    "ldpfl_fig1_mechanism": ((500, 2), (800, 5)),
-    "ldpfl_fig4":      ((500, 2), (900, 5)),
-    "audit_family":    ((500, 2), (700, 5)),
-    "render":          ((600, 2), (900, 5)),
-    "tables":          ((500, 2), (700, 5)),
+    "data_normalise":  ((400, 2), (400, 5)),
+    "data_synthetic":  ((300, 1), (700, 5)),
+    "data_ipums":      ((1500, 10), (4000, 60)),
+    "figure_job":      ((600, 2), (1200, 20)),
+    "bshp_job":        ((300, 1), (400, 5)),
+    "lremh_job":       ((400, 1), (2300, 15)),
+    "ldpfl_fig1_mechanism": ((300, 2), (500, 5)),
+    "ldpfl_fig4":      ((400, 2), (600, 5)),
+    "audit_family":    ((300, 1), (600, 5)),
+    "render":          ((400, 3), (500, 5)),
+    "tables":          ((400, 2), (500, 5)),
 }
 
 
