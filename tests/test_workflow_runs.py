@@ -119,3 +119,35 @@ def test_report_builds_from_an_incomplete_run(two_runs):
     page = (work / "report.html").read_text(errors="replace")
     assert "Not built yet" in page and "figures/dct/fig1.png" in page
     assert '"figures/dct/fig3.png": {' in page  # the built figure is in the report itself
+
+
+@pytest.mark.slow
+def test_after_kill_9_the_next_run_says_exactly_what_to_run(tmp_path):
+    """kill -9 of Snakemake leaves its lock (and maybe orphaned jobs): the next run names the command."""
+    import signal
+    import time
+
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg["scale"] = "smoke"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MPLBACKEND": "Agg"}
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+           "--cores", "1", "--", "figures/dct/fig3.png"]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    locks = tmp_path / ".snakemake/locks"
+    while not (locks.is_dir() and any(locks.iterdir())):  # wait for the lock (no wall-clock limit)
+        assert first.poll() is None, "the first run ended before taking its lock"
+        time.sleep(0.2)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    second = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert second.returncode != 0
+    hint = [line for line in second.stderr.splitlines() if line.startswith("ldprepro: ")]
+    assert hint and "`snakemake --unlock`" in hint[0], second.stderr[-2000:]
+    orphans = re.search(r"`kill ([\d ]+)`", hint[0])
+    for pid in (orphans.group(1).split() if orphans else []):  # the killed run's own jobs
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert snakemake(tmp_path, "--unlock").returncode == 0
