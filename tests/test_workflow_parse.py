@@ -141,3 +141,27 @@ def test_atomic_writes_follow_the_umask(tmp_path, umask):
     assert want == 0o666 & ~umask
     for name in ("a.txt", "b.bin"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == want
+
+
+def test_job_setup_logs_prints_warnings_and_pins_threads(tmp_path):
+    code = """
+import os, sys, warnings
+from types import SimpleNamespace
+from ldprepro import jobsetup
+smk = SimpleNamespace(threads=3, rule="figure_job", wildcards={"dataset": "adult"}, log=[sys.argv[1]])
+jobsetup.start(smk)
+import numpy  # after start: the pools are sized from the environment
+print("a verdict line")
+warnings.warn("a warning")
+jobsetup.progress("eps = %g done", 0.5)
+print(os.environ["OMP_NUM_THREADS"], os.environ["OPENBLAS_NUM_THREADS"])
+raise SystemExit(0)
+"""
+    log = tmp_path / "logs" / "job.log"
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert out.stdout.splitlines()[-1] == "3 3"
+    text = log.read_text()
+    for needle in ("figure_job[dataset=adult]: started (threads=3)", "a verdict line", "UserWarning: a warning",
+                   "eps = 0.5 done"):
+        assert needle in text

@@ -23,6 +23,29 @@ log = logging.getLogger("ldprepro")
 _state = {"name": "job", "last_console": 0.0, "t0": 0.0}
 
 
+class _Tee:
+    """A stdout that also writes each complete line to the job log's handler."""
+
+    def __init__(self, stream, handler):
+        self.stream, self.handler, self.buffer = stream, handler, ""
+
+    def write(self, text):
+        self.stream.write(text)
+        self.buffer += text
+        *lines, self.buffer = self.buffer.split("\n")
+        for line in lines:
+            if line.strip():
+                self.handler.stream.write(line + "\n")
+        self.handler.flush()
+        return len(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def pin_threads(threads: int) -> None:
     """Limit BLAS/OpenMP pools to ``threads`` (effective only before numpy is first imported)."""
     for var in THREAD_VARS:
@@ -42,6 +65,7 @@ def start(smk) -> logging.Logger:
         handler = logging.FileHandler(smk.log[0], mode="w", encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
+        sys.stdout = _Tee(sys.stdout, handler)  # what package code prints (e.g. verdicts) lands in the log too
     logging.captureWarnings(True)
     # matplotlib / PIL debug chatter is not useful in a job log
     for noisy in ("matplotlib", "PIL", "fontTools"):
