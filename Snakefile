@@ -1,8 +1,11 @@
 # ldprepro: reproduce the tables and figures of five LDP papers from raw public data.
 #
-#   snakemake --cores all                       # everything obtainable
+#   snakemake --cores 2                          # everything obtainable here, then a summary of the rest
 #   snakemake --cores 2 --config data_mirror=../shared/datasets
+#   snakemake --report report.html               # from whatever has been built
+#   snakemake --cores 2 readme_figures           # README thumbnails + tables (rewrites tracked files)
 #
+# profiles/default/config.yaml is picked up automatically (Snakemake's workflow profile).
 # config.yaml is validated against workflow/schemas/config.schema.yaml at load time:
 # an unknown key or a wrong type stops the run with a message naming the key.
 
@@ -17,6 +20,9 @@ configfile: "config.yaml"
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/mechanism_figures.smk"
@@ -27,7 +33,24 @@ include: "workflow/rules/audit.smk"
 include: "workflow/rules/report.smk"
 
 
+# Read by the report's description (workflow/report/workflow.rst) under `snakemake --report`.
+if REPORTING:
+    config["report_status"] = {"missing": sorted(REPORT_MISSING), "figures": FIGURE_REGISTRY,
+                               "unavailable": dict(sorted(UNAVAILABLE_ALL.items()))}
+
+
+localrules: all
+
+
 rule all:
     input:
         ALL_TARGETS,
     default_target: True
+
+
+onsuccess:
+    print("\n".join(summary_lines(UNAVAILABLE_ALL, FIGURE_REGISTRY)))
+
+
+onerror:
+    print("\n".join(error_lines(UNAVAILABLE_ALL)))

@@ -91,6 +91,11 @@ def test_availability_rules(tmp_path, monkeypatch):
     ip = {"kind": "ipums", "options": {}}
     assert "IPUMS" in availability("ipums_br", ip)
     monkeypatch.setenv("IPUMS_API_KEY", "k")
+    import ldprepro.data.availability as av
+
+    monkeypatch.setattr(av, "host_resolves", lambda host, timeout=3.0: host != "api.ipums.org")
+    assert "cannot be reached" in availability("ipums_br", ip)  # a key alone, offline: not available
+    monkeypatch.setattr(av, "host_resolves", lambda host, timeout=3.0: host == "api.ipums.org")
     assert availability("ipums_br", ip) is None
     (tmp_path / "mirror" / "a").mkdir(parents=True)
     (tmp_path / "mirror" / "a" / "f.csv.gz").write_bytes(b"x")

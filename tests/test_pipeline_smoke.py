@@ -21,7 +21,7 @@ def run_snakemake(workdir: Path, *targets: str, config: tuple[str, ...] = ()) ->
     shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
            "--cores", "2", "--config", "scale=smoke", *config, "--", *targets]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return subprocess.run(cmd, capture_output=True, text=True)
 
 
 @pytest.mark.slow
@@ -63,14 +63,22 @@ def test_ldpfl_mechanism_figures_smoke(tmp_path):
     assert np.isclose(dens.loc[dens["dataset"] == "analytic", "value"].max()
                       / dens.loc[dens["dataset"] == "analytic", "value"].min(), np.exp(cfg["fig4"]["eps"]))
 
-    # Same config + same seed => byte-identical results.
+    # Same config + same seed => byte-identical results (every mechanism's file, summary and claims).
     first = {p.name: p.read_bytes() for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")}
+    assert set(first) == {f"{m}.parquet" for m in cfg["fig1"]["mechanisms"]} | {"summary.parquet", "claims.parquet"}
     shutil.rmtree(tmp_path / "results")
     shutil.rmtree(tmp_path / "figures")
     proc = run_snakemake(tmp_path, "figures/ldpfl/fig1.png")
     assert proc.returncode == 0, proc.stderr[-3000:]
     again = {p.name: p.read_bytes() for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")}
-    assert first == again
+    assert_same_files(first, again)
+
+
+def assert_same_files(first: dict, again: dict) -> None:
+    """Both runs wrote files, the same ones, with the same bytes."""
+    assert first, "the first run wrote no files"
+    assert sorted(first) == sorted(again)
+    assert [n for n in first if first[n] != again[n]] == []
 
 
 def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
@@ -82,7 +90,7 @@ def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
                "--directory", str(tmp_path), "-n", *extra]
         shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode != 0
         assert needle in proc.stdout + proc.stderr
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -90,7 +98,7 @@ def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
     (tmp_path / "bad2.yaml").write_text(yaml.safe_dump(cfg))
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
            "-n", "--configfile", str(tmp_path / "bad2.yaml")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode != 0
     assert "mc_reps" in proc.stdout + proc.stderr and "many" in proc.stdout + proc.stderr
 
@@ -121,7 +129,7 @@ def build_with_mirror(workdir: Path, cfg: dict, targets: list[str]) -> None:
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
            "--cores", "2", "--", *targets]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for t in targets:
         assert (workdir / t).stat().st_size > 1000
@@ -129,50 +137,77 @@ def build_with_mirror(workdir: Path, cfg: dict, targets: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def full_smoke(tmp_path_factory):
-    """The main command (`ldprepro run`) on everything at smoke scale, offline with the mirror:
-    it must end with exit status 0 and a summary naming the datasets it could not obtain. DCT
-    Fig. 2 gets an extra IPUMS panel, which must be drawn as 'not available'."""
-    from ldprepro import cli
-
+    """The main command, plain `snakemake --cores 2`, on everything at smoke scale, offline with the
+    mirror: it must exit 0 with no error block and print the summary naming the datasets it could
+    not obtain. DCT Fig. 2 gets an extra IPUMS panel, which must be drawn as 'not available'."""
     env = _mirror_env()
     workdir = tmp_path_factory.mktemp("full_smoke")
     cfg = smoke_config()
     cfg["dct"]["fig2"]["panels"].append({"dataset": "ipums_br", "columns": ["AGE"], "title": "BR"})
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    cmd = [sys.executable, "-c", "import sys; from ldprepro import cli; sys.exit(cli.main(sys.argv[1:]))",
-           "run", "--cores", "2", "--", "--snakefile", str(REPO / "Snakefile")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env, cwd=workdir)
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", "2"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=workdir)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
-    assert cli  # imported for the summary's format
-    return workdir, cfg, proc.stdout
+    return workdir, cfg, proc.stdout + proc.stderr
+
+
+def recorded_unavailable(workdir: Path) -> dict[str, str]:
+    """{dataset: reason} of results/availability.json, the decision every parse of the run read."""
+    import json
+
+    record = json.loads((workdir / "results/availability.json").read_text())["datasets"]
+    return {k: v["reason"] for k, v in record.items() if not v["available"]}
 
 
 @pytest.mark.slow
 def test_main_command_summary_names_what_it_could_not_build(full_smoke):
-    _, _, out = full_smoke
-    summary = out.split("==== ldprepro summary ====")[1]
-    for name in ["ipums_br", "ipums_mx", "ipums_us", "wisdm", "salary_nyc"]:
-        assert f"  - {name}:" in summary
-    assert "failed for other reasons" not in summary
+    workdir, _, out = full_smoke
+    assert "Error in rule" not in out and "Traceback" not in out and "Exception" not in out
+    summary = out.split("ldprepro: built everything obtainable here. Not built (data not available):")[1]
+    unavailable = recorded_unavailable(workdir)
+    assert {"ipums_br", "ipums_mx", "ipums_us", "wisdm", "salary_nyc"} <= set(unavailable)
+    for name, reason in unavailable.items():
+        assert f"  - {name}: {reason}" in summary
+    assert "dct/fig2" in summary.split("'not available' panels:")[1].splitlines()[0]
 
 
 @pytest.mark.slow
-def test_report_contains_every_configured_figure(full_smoke):
+def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp_path):
+    """`snakemake --report` after the main command; the page, rendered by headless Chromium, reaches
+    every configured figure and its caption, the tables, and the global description."""
+    import html as htmllib
+
+    from test_report import caption_phrase, rendered_dom, report_entry
+
     workdir, cfg, _ = full_smoke
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-                           "--report", "report.html"], capture_output=True, text=True, timeout=600,
-                          env=_mirror_env(), cwd=workdir)
+                           "--report", "report.html"], capture_output=True, text=True, env=_mirror_env(), cwd=workdir)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    html = (workdir / "report.html").read_text(errors="replace")
-    figures = [f"{paper}/{fig}.png" for paper in ("hiera", "bshp", "ldpfl", "dct", "lremh")
-               for fig, entry in cfg.get(paper, {}).items() if fig.startswith("fig")]
-    figures += ["ldpfl/fig1.png", "ldpfl/fig4.png", "audit/audit.png"]
-    missing = [f for f in figures if f.split("/")[-1] not in html or f.split("/")[0] not in html]
+    dom = htmllib.unescape(rendered_dom(workdir / "report.html", tmp_path / "profile"))
+    assert "ldprepro reproduces the figures and tables" in dom  # the global description, rendered
+    figures = [(paper, fig) for paper in ("hiera", "bshp", "ldpfl", "dct", "lremh")
+               for fig in cfg.get(paper, {}) if fig.startswith("fig")] + [("audit", "audit")]
+    report_dir = REPO / "workflow/report"
+    missing = []
+    for paper, fig in figures:
+        rst = report_dir / (f"{paper}_{fig}.rst" if paper != "audit" else "audit.rst")
+        rst = rst if rst.exists() else report_dir / "experiment.rst"
+        path = f"figures/{paper}/{fig}.png"
+        if path not in dom or caption_phrase(rst.read_text()) not in report_entry(dom, path):
+            missing.append(path)
     assert not missing, missing
     for table in ["claims.html", "audit.html", "data_cards.html", "provenance.html"]:
-        assert table in html
-    glance = (workdir / "docs/figures/at_a_glance.md").read_text()
-    assert glance.count("\n| ") >= len(set(figures)) - 1
+        assert table in dom
+
+
+@pytest.mark.slow
+def test_data_cards_cover_every_dataset_and_rule_all_leaves_tracked_files_alone(full_smoke):
+    workdir, cfg, _ = full_smoke
+    cards = (workdir / "results/report/data_cards.html").read_text()
+    for name in ("nltcs", "salary_sf", "salary_baltimore", "salary_nyc_sample", "adult", "vehicle"):
+        assert f"<h3>{name}</h3>" in cards
+    assert "<h3>ipums_br</h3><p><b>not available here</b>" in cards
+    assert not (workdir / "docs").exists()  # README material only through `readme_figures`
 
 
 @pytest.mark.slow
@@ -209,8 +244,8 @@ def test_every_other_mean_figure_smoke(full_smoke):
         claims = pd.read_parquet(tmp_path / f"results/{paper}/{fig}/claims.parquet")
         assert len(claims) and set(claims["verdict"]) <= set(VERDICTS)
         jobs = sorted((tmp_path / f"results/{paper}/{fig}").glob("*__*.parquet"))
-        if not jobs:  # every panel unavailable here (e.g. Fig. 11 offline): said so, not faked
-            assert (claims["verdict"] == "not testable").all()
+        check_panel_outputs(tmp_path, paper, fig, entry, recorded_unavailable(tmp_path))
+        if not jobs:  # every panel unavailable here (e.g. Fig. 11 offline): checked above, said so
             continue
         frames = [pd.read_parquet(j) for j in jobs]
         for frame in frames:  # tidy layout of every job file
@@ -220,9 +255,6 @@ def test_every_other_mean_figure_smoke(full_smoke):
         assert set(raw["mechanism"]) == set(entry["mechanisms"])
         assert set(raw["eps"]) == set(entry["eps"])
         assert raw.groupby(["dataset", "mechanism", "eps"])["rep"].nunique().max() == entry["smoke"]["reps"]
-        for p in entry["panels"]:
-            produced = (tmp_path / f"results/{paper}/{fig}").glob(f"{p['dataset']}__*.parquet")
-            assert len(list(produced)) in (0, len(entry["mechanisms"]))
     f6 = pd.concat([pd.read_parquet(j) for j in (tmp_path / "results/ldpfl/fig6").glob("vehicle__*.parquet")])
     assert (f6["n_attributes"] == 100).all()
     assert np.allclose(f6["eps_numeric"] / f6["eps"], 100 / 101)  # ε·d_n/d with the label as categorical
@@ -266,3 +298,53 @@ def test_sgd_figures_smoke(full_smoke):
         m = [x for x in cfg["ldpfl"][f]["discretize"] if x is not None]
         assert sorted(s.loc[s["mechanism"] == "pm_sub", "n_outputs"].dropna()) == [2 * x + 1 for x in m]
         assert s.loc[s["mechanism"] != "pm_sub", "n_outputs"].isna().all()
+
+
+def check_panel_outputs(workdir: Path, paper: str, fig: str, entry: dict, unavailable: dict) -> None:
+    """Every panel whose dataset is available has one non-empty job file per mechanism; every other
+    panel has none and is recorded unavailable; a figure with no job file judges every claim
+    'not testable' (and only then)."""
+    folder = workdir / f"results/{paper}/{fig}"
+    for p in entry["panels"]:
+        produced = sorted(folder.glob(f"{p['dataset']}__*.parquet"))
+        if p["dataset"] in unavailable:
+            assert produced == [], f"{paper}/{fig}: {p['dataset']} is unavailable but has job files"
+        else:
+            assert [f.name for f in produced] == sorted(f"{p['dataset']}__{m}.parquet" for m in entry["mechanisms"]), \
+                f"{paper}/{fig}: panel {p['dataset']} lacks job files"
+            assert all(len(pd.read_parquet(f)) for f in produced), f"{paper}/{fig}: an empty job file"
+    claims = pd.read_parquet(folder / "claims.parquet")
+    untestable = (claims["verdict"] == "not testable").all()
+    everything_missing = all(p["dataset"] in unavailable for p in entry["panels"])
+    assert untestable or not everything_missing, f"{paper}/{fig}: verdicts without data"
+
+
+@pytest.mark.slow
+def test_weak_checks_now_fail_on_planted_defects(full_smoke, tmp_path):
+    """Each check that replaced a weak assertion fails on a planted defect (issue 14.9)."""
+    workdir, cfg, _ = full_smoke
+    unavailable = recorded_unavailable(workdir)
+    # :73: two empty runs no longer compare equal; a changed byte is found
+    with pytest.raises(AssertionError):
+        assert_same_files({}, {})
+    with pytest.raises(AssertionError):
+        assert_same_files({"a.parquet": b"1"}, {"a.parquet": b"2"})
+    # :225: a panel that produced nothing (its job files deleted) is caught
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir / "results", copy / "results")
+    entry = cfg["ldpfl"]["fig6"]
+    check_panel_outputs(copy, "ldpfl", "fig6", entry, unavailable)  # the real output passes
+    for f in (copy / "results/ldpfl/fig6").glob("vehicle__*.parquet"):
+        f.unlink()
+    with pytest.raises(AssertionError, match="lacks job files"):
+        check_panel_outputs(copy, "ldpfl", "fig6", entry, unavailable)
+    # :212-214: a figure with no job files whose dataset is *not* recorded unavailable is caught
+    with pytest.raises(AssertionError, match="lacks job files"):
+        check_panel_outputs(copy, "ldpfl", "fig6", entry, {})
+    fig11 = cfg["ldpfl"]["fig11"]
+    check_panel_outputs(workdir, "ldpfl", "fig11", fig11, unavailable)
+    with pytest.raises(AssertionError, match="lacks job files"):
+        check_panel_outputs(workdir, "ldpfl", "fig11", fig11, {})
+    # :146: the summary check needs the summary: a run that printed none fails it
+    with pytest.raises((AssertionError, IndexError)):
+        test_main_command_summary_names_what_it_could_not_build((workdir, cfg, "Finished"))

@@ -52,3 +52,57 @@ def test_html_tables_render():
     assert "adult" in report.data_cards_html([card])
     versions = report.package_versions()
     assert versions["numpy"] != "not installed" and "python" in versions
+
+
+# ------------------------------------------------------------------ the built report in a real browser
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def chromium() -> str:
+    """Debian's chromium, installed with apt-get when missing (CI runs as root)."""
+    import os
+    import shutil
+    import subprocess
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing and the tests are not root (cannot apt-get)")
+        pytest.skip("chromium missing and not root")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], check=True, env=env,
+                   capture_output=True)
+    return shutil.which("chromium")
+
+
+def rendered_dom(html_file, profile_dir) -> str:
+    """The page's DOM after its JavaScript ran (headless Chromium, fresh profile, no network)."""
+    import subprocess
+
+    proc = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}",
+                           "--virtual-time-budget=15000", "--dump-dom", f"file://{html_file}"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def caption_phrase(rst_text: str) -> str:
+    """The longest plain phrase (letters, digits, spaces) on one line of a caption: it survives the
+    caption's rst-to-HTML conversion and the JSON escaping of the report's data unchanged."""
+    import re
+
+    runs = [r for line in rst_text.splitlines()
+            for r in re.findall(r"[A-Za-z0-9][A-Za-z0-9 ,]{10,}[A-Za-z0-9]", line)]
+    return max(runs, key=len).strip()
+
+
+def report_entry(dom: str, path: str) -> str:
+    """The report's data for one output (name, size, caption), as the page's script holds it."""
+    start = dom.find(f'"{path}": {{')
+    assert start >= 0, f"{path} is not in the report"
+    end = dom.find('"data":', start)
+    return dom[start:end if end > start else start + 20000]

@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Iterator
 
 
+def _umask() -> int:
+    """The process umask (read by setting and restoring it; there is no read-only call)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
@@ -19,6 +26,9 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
+    # mkstemp creates 0600; give the file the mode a plain open() would (0666 minus the umask),
+    # so results are readable by the group / others exactly as the user's umask says.
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     tmp_path = Path(tmp)
     try:

@@ -47,7 +47,8 @@ def audit_html(audit: pd.DataFrame) -> str:
                  audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"))
 
 
-def data_cards_html(cards: list[dict]) -> str:
+def data_cards_html(cards: list[dict], unavailable: dict | None = None) -> str:
+    """One section per dataset: its data card, or why it could not be obtained here."""
     parts = []
     for card in cards:
         summary = {k: card.get(k) for k in ("dataset", "description", "source", "licence",
@@ -57,6 +58,8 @@ def data_cards_html(cards: list[dict]) -> str:
                      + pd.DataFrame([summary]).to_html(index=False)
                      + f"<p>dropped: {html.escape(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
                      + (cols.to_html(index=False) if len(cols) else ""))
+    for name, reason in sorted((unavailable or {}).items()):
+        parts.append(f"<h3>{html.escape(name)}</h3><p><b>not available here</b>: {html.escape(reason)}</p>")
     return _page("Data cards", "".join(parts))
 
 
@@ -84,15 +87,20 @@ def wall_times(benchmark_files) -> pd.DataFrame:
     return df.groupby("stage", as_index=False).agg(jobs=("job", "count"), seconds=("seconds", "sum"))
 
 
-def provenance_html(config: dict, benchmark_files) -> str:
+def provenance_html(config: dict, benchmark_files, figures: list[dict] | None = None) -> str:
+    """Scale, seeds, per-figure status, wall time per stage (from the benchmark files the rule
+    declares as inputs), package versions and the configuration."""
     versions = pd.DataFrame(sorted(package_versions().items()), columns=["package", "version"])
     times = wall_times(benchmark_files)
+    status = pd.DataFrame(figures or [], columns=["paper", "figure", "title", "status", "reason"])
     import yaml
 
     body = ("<h3>Scale and seeds</h3>"
             f"<p>scale: <b>{html.escape(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
             "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
-            "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
+            "<h3>Figures: built, partial (some panels 'not available'), not reproducible here</h3>"
+            + status.to_html(index=False)
+            + "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
             + times.to_html(index=False, float_format="%.1f")
             + "<h3>Package versions</h3>" + versions.to_html(index=False)
             + "<h3>Configuration</h3><pre>" + html.escape(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))

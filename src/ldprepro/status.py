@@ -1,7 +1,11 @@
-"""Records of what could not be built, read back by ``ldprepro run`` for its closing summary.
+"""Records of datasets found unobtainable while their job ran.
 
-A rule that cannot build its output because a dataset is unavailable writes one JSON record
-under ``logs/unavailable/`` (atomically) and then fails. The main command collects them.
+A rule that cannot build its output because a dataset is unavailable (e.g. the IPUMS API refused
+the extract) writes one JSON record under ``logs/unavailable/`` (atomically) and then fails. The
+workflow's availability decision (ldprepro.data.availability.decide, read at every parse) treats a
+record newer than the decision as "not available", so the next run draws those panels as such; the
+Snakefile's ``onerror`` says so. Nothing deletes these records: a refresh of the decision
+(``--config refresh_availability=true``) simply outdates them.
 """
 
 from __future__ import annotations

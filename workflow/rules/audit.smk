@@ -16,6 +16,12 @@ if "audit" in config:
         params:
             cfg=AUDIT,
             seed=config["seed"],
+            code=code("audit_family.py"),
+        threads: 1
+        resources:
+            **res("audit_family"),
+        group:
+            "audit"
         benchmark:
             "logs/benchmarks/audit/{family}.tsv",
         log:
@@ -30,8 +36,17 @@ if "audit" in config:
             expand("results/audit/{family}.parquet", family=AUDIT_FAMILIES),
         output:
             table="results/audit/audit.parquet",
-            png=report("figures/audit/audit.png", caption="../report/audit.rst", category="audit"),
+            png=report_if_built("figures/audit/audit.png", caption="../report/audit.rst", category="audit"),
             svg="figures/audit/audit.svg",
+        params:
+            code=code("audit_table.py"),
+        threads: 1
+        resources:
+            **res("render"),
+        group:
+            "audit"
+        benchmark:
+            "logs/benchmarks/audit/table.tsv"
         log:
             "logs/audit/audit.log",
         conda:

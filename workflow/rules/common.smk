@@ -1,12 +1,49 @@
-# Shared helpers for every stage: paths, the data mirror, the list of top-level targets.
+# Shared helpers for every stage: paths, the data mirror, availability, resources, the list of
+# top-level targets. Parse-time code lives in light modules (ldprepro.pipeline,
+# ldprepro.data.availability, ldprepro.data.entries): no numpy, pandas or scipy at parse time.
 import os
+import sys
 from pathlib import Path
 
-from ldprepro.data.availability import availability
+from ldprepro.data.availability import decide as decide_availability
+from ldprepro.pipeline import code_hash, compute_params, lock_hint, summary_lines
 
 # The mirror directory is consulted before the network. Config wins; the environment
 # variable LDPREPRO_DATA_MIRROR is the fallback (CI sets it to ../shared/datasets).
 DATA_MIRROR = config.get("data_mirror") or os.environ.get("LDPREPRO_DATA_MIRROR") or ""
+
+# Which datasets can be obtained here: decided once by the main process and recorded in
+# results/availability.json; every later parse (cluster jobs included) reads the same record.
+# `--config refresh_availability=true` decides again.
+UNAVAILABLE_ALL = decide_availability(
+    config["datasets"], DATA_MIRROR, config.get("ipums", {}).get("extract_dir", ""),
+    refresh=bool(config.get("refresh_availability")) and workflow.is_main_process,
+    write=workflow.is_main_process)
+
+# After a killed run, say exactly what to run before Snakemake refuses its lock.
+if workflow.is_main_process and "--unlock" not in sys.argv:
+    _hint = lock_hint(".")
+    if _hint:
+        print(f"ldprepro: {_hint}", file=sys.stderr)
+
+# `snakemake --report`: report-marked files that were not built are listed, not fatal.
+REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
+
+
+def error_lines(before):
+    """onerror: datasets that turned out unobtainable while their job ran (recorded now, so the
+    next run draws them as 'not available'), and what to run next."""
+    after = decide_availability(config["datasets"], DATA_MIRROR, config.get("ipums", {}).get("extract_dir", ""),
+                                write=workflow.is_main_process)
+    new = {k: v for k, v in after.items() if k not in before}
+    lines = ["ldprepro: the run stopped with an error (the failing job's log is named above)."]
+    if new:
+        lines.append("These datasets turned out not to be obtainable while their job ran; they are now "
+                     "recorded as not available (results/availability.json):")
+        lines += [f"  - {k}: {v}" for k, v in sorted(new.items())]
+        lines.append("Run the same command again: it builds everything else, with 'not available' panels.")
+    return lines
+
 
 # Every stage appends the files `rule all` should build.
 ALL_TARGETS = []
@@ -14,6 +51,53 @@ ALL_TARGETS = []
 # Every stage registers its paper figures here (paper, figure, title, status, reason) for the
 # report and the README's generated "Results at a glance".
 FIGURE_REGISTRY = []
+
+# ---------------------------------------------------------------------------------------------
+# Resources per family of rules: threads, peak memory (mem_mb) and run time (runtime, minutes).
+# How they were measured: max_rss and s of the Snakemake benchmark files (logs/benchmarks/**.tsv)
+# of a full offline smoke run (`snakemake --cores 2 --config scale=smoke`, 185 jobs, 2026-11-23,
+# on a machine with load ~10 on 2 cores, so wall times are ~5x CPU times). Measured max RSS:
+#   data_normalise 253 MB (vehicle), data_synthetic 139, figure_job 396 (ldpfl/fig10 Vehicle SGD),
+#   bshp_job 200, lremh_job 249, ldpfl_fig1_mechanism 184, ldpfl_fig4 203, audit_family 186,
+#   audit table 232, rendering 261 (ldpfl/fig7).
+# smoke mem_mb = measured max RSS x 1.5, rounded up to 100 MB. paper mem_mb is extrapolated, not
+# measured (no paper-scale run on this shared machine): the smoke RSS (of which ~140-250 MB is the
+# interpreter with numpy/pandas/scipy loaded) plus the paper-size arrays, x 1.5:
+#   figure_job: Vehicle 98,528 x 101 float64 = 80 MB, x 4 copies (X, train/test folds) -> 1200;
+#   lremh_job: explicit EM's likelihood cache 1.2 GiB on Adult at k = 4 (joint.memory_estimate) -> 2300;
+#   Monte-Carlo jobs at 10^6 users (float64 arrays of 8 MB, a few alive at once) -> 500-600;
+#   data_ipums (no extract here, not measured): 4 M records x ~10 columns read by pandas -> 4000.
+# runtime: smoke = measured max x 2 rounded up; paper = the README's paper-scale stage times (HierA's
+# job ~320 s, LREMH 3.6 min, audit 19 s, BSHP 49 s in total) x 3. data_fetch has no benchmark
+# (a download streams to disk; light, and a local rule). Every job is single-threaded (numpy code,
+# BLAS/OpenMP pinned to `threads` by ldprepro.jobsetup), so threads = 1 everywhere.
+# ---------------------------------------------------------------------------------------------
+RESOURCES = {
+    #                  smoke: mem_mb, runtime   paper: mem_mb, runtime
+    "data_fetch":      ((300, 5), (300, 30)),
+    "data_normalise":  ((400, 2), (400, 5)),
+    "data_synthetic":  ((300, 1), (700, 5)),
+    "data_ipums":      ((1500, 10), (4000, 60)),
+    "figure_job":      ((600, 2), (1200, 20)),
+    "bshp_job":        ((300, 1), (400, 5)),
+    "lremh_job":       ((400, 1), (2300, 15)),
+    "ldpfl_fig1_mechanism": ((300, 2), (500, 5)),
+    "ldpfl_fig4":      ((400, 2), (600, 5)),
+    "audit_family":    ((300, 1), (600, 5)),
+    "render":          ((400, 3), (500, 5)),
+    "tables":          ((400, 2), (500, 5)),
+}
+
+
+def res(family):
+    """The resources of a family of rules at the configured scale."""
+    mem_mb, runtime = RESOURCES[family][0 if config["scale"] == "smoke" else 1]
+    return {"mem_mb": mem_mb, "runtime": runtime}
+
+
+def code(script):
+    """Fingerprint of the package code a script runs (a param: editing that code reruns the job)."""
+    return code_hash(Path(workflow.basedir) / "workflow" / "scripts" / script)
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):
@@ -39,15 +123,13 @@ def figure_params(paper, figure=None):
 
 
 def unavailable_datasets(names):
-    """{dataset: reason} for the datasets that cannot be obtained here (decided at load time)."""
+    """{dataset: reason} for the datasets that cannot be obtained here (from the recorded decision)."""
     out = {}
     for name in sorted(names):
         if name not in config["datasets"]:
             raise ValueError(f"config.yaml: a figure panel names dataset '{name}', which is not under datasets:")
-        reason = availability(name, config["datasets"][name], DATA_MIRROR,
-                              config.get("ipums", {}).get("extract_dir", ""))
-        if reason:
-            out[name] = reason
+        if name in UNAVAILABLE_ALL:
+            out[name] = UNAVAILABLE_ALL[name]
     return out
 
 
@@ -69,3 +151,16 @@ def figure_caption(paper, fig):
     experiment a user added in config.yaml."""
     own = f"{paper}_{fig}.rst"
     return f"../report/{own}" if (Path(workflow.basedir) / "workflow/report" / own).exists() else "../report/experiment.rst"
+
+
+def report_if_built(path, **kwargs):
+    """`report(path)` when the file exists, else the plain path: `snakemake --report` then builds
+    from whatever finished, and the missing figures are listed in the report's description
+    (REPORT_MISSING) instead of stopping it. (Only `--report` reads the flag.)"""
+    if Path(path).exists():
+        return report(path, **kwargs)
+    REPORT_MISSING.append(path)
+    return path
+
+
+REPORT_MISSING = []

@@ -6,15 +6,20 @@
 #
 # Which rule builds a dataset follows its `kind` in config.yaml: file-backed kinds go through
 # data_fetch + data_normalise, `synthetic` through data_synthetic, `ipums` through data_ipums.
-# A dataset that cannot be obtained records itself under logs/unavailable/ and fails with a
-# message saying what to do; `ldprepro run` (snakemake --keep-going) builds everything else.
+# `rule all` asks only for the datasets that can be obtained here (results/availability.json,
+# see common.smk); asked for explicitly, an unobtainable dataset fails with a message saying what
+# to do and records itself under logs/unavailable/ (the next parse then treats it as unavailable).
 # The mirror location is read by the fetch script, not passed as a param: where verified bytes
 # came from must not make Snakemake rebuild everything downstream.
 from ldprepro.data import workflow as dw
 
+# Downloads run on the submitting host (compute nodes often have no network); they are light.
+localrules: data_fetch
+
+
 DATASETS = config["datasets"]
 
-ALL_TARGETS.extend(dw.targets(DATASETS))
+ALL_TARGETS.extend(dw.targets({k: v for k, v in DATASETS.items() if k not in UNAVAILABLE_ALL}))
 
 
 rule data_fetch:
@@ -25,6 +30,10 @@ rule data_fetch:
         filename=r"[^/]+",
     params:
         entry=lambda w: DATASETS[w.dataset],
+        code=code("data_fetch.py"),
+    threads: 1
+    resources:
+        **res("data_fetch"),
     log:
         "logs/data/fetch/{dataset}/{filename}.log",
     retries: 0
@@ -44,6 +53,10 @@ rule data_normalise:
         dataset=dw.constraint(DATASETS, "files"),
     params:
         entry=lambda w: DATASETS[w.dataset],
+        code=code("data_normalise.py"),
+    threads: 1
+    resources:
+        **res("data_normalise"),
     benchmark:
         "logs/benchmarks/data/normalise/{dataset}.tsv",
     log:
@@ -64,6 +77,12 @@ rule data_synthetic:
         entry=lambda w: DATASETS[w.dataset],
         seed=config["seed"],
         scale=config["scale"],
+        code=code("data_synthetic.py"),
+    threads: 1
+    resources:
+        **res("data_synthetic"),
+    group:
+        "synthetic"
     benchmark:
         "logs/benchmarks/data/synthetic/{dataset}.tsv",
     log:
@@ -83,6 +102,12 @@ rule data_ipums:
     params:
         entry=lambda w: DATASETS[w.dataset],
         extract_dir=config.get("ipums", {}).get("extract_dir", ""),
+        code=code("data_ipums.py"),
+    threads: 1
+    resources:
+        **res("data_ipums"),
+    benchmark:
+        "logs/benchmarks/data/ipums/{dataset}.tsv",
     log:
         "logs/data/ipums/{dataset}.log",
     conda:

@@ -5,6 +5,7 @@
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
 # Panels whose dataset cannot be obtained here are drawn as "not available: <reason>".
 MEAN_PAPERS = ["hiera", "ldpfl", "dct"]
+# The whole entry (titles included) goes to the rendering rule; compute jobs get compute_params().
 MEAN_FIGURES = {
     (paper, fig): figure_params(paper, fig)
     for paper in MEAN_PAPERS
@@ -26,9 +27,14 @@ rule figure_job:
         dataset=r"[a-z][a-z0-9_]*",
         mechanism=r"[a-z_]+",
     params:
-        fig=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
-        panel=lambda w: figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset),
+        # compute parameters only: a title, label or caption edit must not rerun the job
+        fig=lambda w: compute_params({k: v for k, v in MEAN_FIGURES[(w.paper, w.figure)].items() if k != "panels"}),
+        panel=lambda w: compute_params(figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset)),
         seed=config["seed"],
+        code=code("figure_job.py"),
+    threads: 1
+    resources:
+        **res("figure_job"),
     benchmark:
         "logs/benchmarks/{paper}/{figure}/{dataset}__{mechanism}.tsv",
     log:
@@ -51,8 +57,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         output:
             summary=f"results/{_paper}/{_fig}/summary.parquet",
             claims=f"results/{_paper}/{_fig}/claims.parquet",
-            png=report(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig),
-                       category=_paper),
+            png=report_if_built(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig),
+                                category=_paper),
             svg=f"figures/{_paper}/{_fig}.svg",
         params:
             paper=_paper,
@@ -60,18 +66,30 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             fig=_entry,
             unavailable={p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"]
                          if p["dataset"] in UNAVAILABLE},
+            script="figure_panels.py",
+            code=code("figure_panels.py"),
+        threads: 1
+        resources:
+            **res("render"),
+        group:
+            "render"
+        benchmark:
+            f"logs/benchmarks/{_paper}/{_fig}/figure.tsv"
         log:
             f"logs/{_paper}/{_fig}/figure.log",
         conda:
             "../../envs/ldprepro.yaml"
         script:
-            "../scripts/figure_panels.py"
+            "../scripts/render.py"
 
 
 FIGURES_MEAN = ["figures/ldpfl/fig1.png", "figures/ldpfl/fig4.png"] + [
     f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "mean"
 ]
 FIGURES_SGD = [f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "sgd"]
+
+
+localrules: figures_mean, figures_sgd
 
 
 rule figures_mean:

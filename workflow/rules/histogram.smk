@@ -3,7 +3,7 @@
 #   results/bshp/<figN>/summary.parquet, claims.parquet
 #   figures/bshp/<figN>.png, .svg                     Figs. 1-3 one city each, Figs. 4-5 a panel per city
 # Cities whose dataset cannot be obtained here are drawn as "not available: <reason>".
-from ldprepro.experiments.histograms import figure_cities
+from ldprepro.pipeline import figure_cities
 
 BSHP = config.get("bshp", {})
 BSHP_FIGURES = {fig: figure_params("bshp", fig) for fig in BSHP if fig.startswith("fig")}
@@ -24,9 +24,16 @@ rule bshp_job:
         dataset=r"[a-z][a-z0-9_]*",
         method="split_baseline|bshp|wshp",
     params:
-        fig=lambda w: BSHP_FIGURES[w.figure],
-        protocol=BSHP.get("protocol", {}),
+        # compute parameters only (no cities, titles or focus city): presentation edits rerun only rendering
+        fig=lambda w: compute_params({k: v for k, v in BSHP_FIGURES[w.figure].items() if k != "cities"}),
+        protocol=compute_params(BSHP.get("protocol", {})),
         seed=config["seed"],
+        code=code("histogram_job.py"),
+    threads: 1
+    resources:
+        **res("bshp_job"),
+    benchmark:
+        "logs/benchmarks/bshp/{figure}/{dataset}__{method}.tsv"
     log:
         "logs/bshp/{figure}/{dataset}__{method}.log",
     conda:
@@ -37,9 +44,8 @@ rule bshp_job:
 
 for _fig, _entry in BSHP_FIGURES.items():
     _available = sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
-    if "register_figure" in globals():  # the report's figure registry (issue 8), when present
-        register_figure("bshp", _fig, _entry.get("title", ""),
-                        [c["dataset"] for c in BSHP_CITIES[_fig].values()], BSHP_UNAVAILABLE)
+    register_figure("bshp", _fig, _entry.get("title", ""),
+                    [c["dataset"] for c in BSHP_CITIES[_fig].values()], BSHP_UNAVAILABLE)
 
     rule:
         name:
@@ -50,7 +56,7 @@ for _fig, _entry in BSHP_FIGURES.items():
         output:
             summary=f"results/bshp/{_fig}/summary.parquet",
             claims=f"results/bshp/{_fig}/claims.parquet",
-            png=report(f"figures/bshp/{_fig}.png", caption=f"../report/bshp_{_fig}.rst", category="bshp"),
+            png=report_if_built(f"figures/bshp/{_fig}.png", caption=f"../report/bshp_{_fig}.rst", category="bshp"),
             svg=f"figures/bshp/{_fig}.svg",
         params:
             figure=_fig,
@@ -58,12 +64,24 @@ for _fig, _entry in BSHP_FIGURES.items():
             cities=BSHP_CITIES[_fig],
             unavailable={c["dataset"]: BSHP_UNAVAILABLE[c["dataset"]] for c in BSHP_CITIES[_fig].values()
                          if c["dataset"] in BSHP_UNAVAILABLE},
+            script="histogram_figure.py",
+            code=code("histogram_figure.py"),
+        threads: 1
+        resources:
+            **res("render"),
+        group:
+            "render"
+        benchmark:
+            f"logs/benchmarks/bshp/{_fig}/figure.tsv"
         log:
             f"logs/bshp/{_fig}/figure.log",
         conda:
             "../../envs/ldprepro.yaml"
         script:
-            "../scripts/histogram_figure.py"
+            "../scripts/render.py"
+
+
+localrules: figures_bshp
 
 
 rule figures_bshp:

@@ -5,7 +5,7 @@
 #   figures/lremh/<figN>.png, .svg                              one panel per f
 # One job per experiment (dataset) runs all methods on the same reports, so the timings of a
 # figure come from one process on one machine. An unobtainable dataset gives "not available" panels.
-from ldprepro.experiments.joint import experiment_outputs, experiment_params
+from ldprepro.pipeline import experiment_outputs, experiment_params
 
 LREMH_EXPERIMENTS = {
     name: experiment_params(config["lremh"], name, config["scale"])
@@ -32,9 +32,14 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
             time=experiment_outputs(_exp, "time"),
             avd=experiment_outputs(_exp, "avd"),
         params:
-            exp=_exp,
+            exp=compute_params(_exp),  # no title: a title edit reruns only the figures
             seed=config["seed"],
+            code=code("joint_job.py"),
         threads: 1
+        resources:
+            **res("lremh_job"),
+        benchmark:
+            f"logs/benchmarks/lremh/{_name}.tsv"
         log:
             f"logs/lremh/{_name}.log",
         conda:
@@ -46,8 +51,7 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
 for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
     _exp = LREMH_EXPERIMENTS[_name]
     _missing = {_exp["dataset"]: LREMH_UNAVAILABLE[_exp["dataset"]]} if _exp["dataset"] in LREMH_UNAVAILABLE else {}
-    if "register_figure" in globals():
-        register_figure("lremh", _fig, _exp["title"].format(n=_fig[3:]), [_exp["dataset"]], LREMH_UNAVAILABLE)
+    register_figure("lremh", _fig, _exp["title"].format(n=_fig[3:]), [_exp["dataset"]], LREMH_UNAVAILABLE)
 
     rule:
         name:
@@ -57,19 +61,31 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
         output:
             summary=f"results/lremh/{_fig}/summary.parquet",
             claims=f"results/lremh/{_fig}/claims.parquet",
-            png=report(f"figures/lremh/{_fig}.png", caption=f"../report/lremh_{_fig}.rst", category="lremh"),
+            png=report_if_built(f"figures/lremh/{_fig}.png", caption=f"../report/lremh_{_fig}.rst", category="lremh"),
             svg=f"figures/lremh/{_fig}.svg",
         params:
             figure=_fig,
             kind=_kind,
             exp=_exp,
             unavailable=_missing,
+            script="joint_figure.py",
+            code=code("joint_figure.py"),
+        threads: 1
+        resources:
+            **res("render"),
+        group:
+            "render"
+        benchmark:
+            f"logs/benchmarks/lremh/{_fig}.tsv"
         log:
             f"logs/lremh/{_fig}.log",
         conda:
             "../../envs/ldprepro.yaml"
         script:
-            "../scripts/joint_figure.py"
+            "../scripts/render.py"
+
+
+localrules: figures_lremh
 
 
 rule figures_lremh:

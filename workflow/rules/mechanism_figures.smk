@@ -16,8 +16,14 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
         wildcard_constraints:
             mechanism="|".join(LDPFL_FIG1["mechanisms"]),
         params:
-            fig=LDPFL_FIG1,
+            fig=compute_params(LDPFL_FIG1),
             seed=config["seed"],
+            code=code("ldpfl_fig1_mechanism.py"),
+        threads: 1
+        resources:
+            **res("ldpfl_fig1_mechanism"),
+        group:
+            "ldpfl_fig1"
         benchmark:
             "logs/benchmarks/ldpfl/fig1/{mechanism}.tsv",
         log:
@@ -33,14 +39,25 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
         output:
             summary="results/ldpfl/fig1/summary.parquet",
             claims="results/ldpfl/fig1/claims.parquet",
-            png=report("figures/ldpfl/fig1.png", caption="../report/ldpfl_fig1.rst", category="ldpfl"),
+            png=report_if_built("figures/ldpfl/fig1.png", caption="../report/ldpfl_fig1.rst", category="ldpfl"),
             svg="figures/ldpfl/fig1.svg",
+        params:
+            fig=LDPFL_FIG1,
+            script="ldpfl_fig1_figure.py",
+            code=code("ldpfl_fig1_figure.py"),
+        threads: 1
+        resources:
+            **res("render"),
+        group:
+            "ldpfl_fig1"
+        benchmark:
+            "logs/benchmarks/ldpfl/fig1/figure.tsv"
         log:
             "logs/ldpfl/fig1/figure.log",
         conda:
             "../../envs/ldprepro.yaml"
         script:
-            "../scripts/ldpfl_fig1_figure.py"
+            "../scripts/render.py"
 
 
 if "ldpfl" in config and "fig4" in config["ldpfl"]:
@@ -52,11 +69,15 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
         output:
             results="results/ldpfl/fig4/{}.parquet".format(LDPFL_FIG4["mechanism"]),
             claims="results/ldpfl/fig4/claims.parquet",
-            png=report("figures/ldpfl/fig4.png", caption="../report/ldpfl_fig4.rst", category="ldpfl"),
+            png=report_if_built("figures/ldpfl/fig4.png", caption="../report/ldpfl_fig4.rst", category="ldpfl"),
             svg="figures/ldpfl/fig4.svg",
         params:
             fig=LDPFL_FIG4,
             seed=config["seed"],
+            code=code("ldpfl_fig4.py"),
+        threads: 1
+        resources:
+            **res("ldpfl_fig4"),
         benchmark:
             "logs/benchmarks/ldpfl/fig4/job.tsv",
         log:

@@ -1,14 +1,38 @@
-# The report's tables (issue 8): claims and verdicts, the privacy audit, data cards, provenance,
-# and the README's generated "Results at a glance" (docs/figures/at_a_glance.md; splice it into
-# README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`).
-#   snakemake --cores all && snakemake --report report.html
+# The report's tables (issue 8): claims and verdicts, the privacy audit, data cards, provenance.
+#   snakemake --cores N && snakemake --report report.html
+# README material (thumbnails, verdict table, "Results at a glance") rewrites tracked files under
+# docs/figures/, so it is not part of `rule all`: build it explicitly with
+#   snakemake --cores N readme_figures
 
 
 REPORT_CLAIMS = [f"results/{f['paper']}/{f['figure']}/claims.parquet" for f in FIGURE_REGISTRY]
-REPORT_CARDS = sorted({f"data/processed/{ds}.json"
-                       for (_p, _f), _e in MEAN_FIGURES.items() for ds in [p["dataset"] for p in _e["panels"]]
-                       if ds not in UNAVAILABLE})
-ALL_TARGETS.extend(["results/report/claims.html", "results/report/provenance.html", "docs/figures/at_a_glance.md"])
+# A data card for every dataset a figure uses (mean/SGD panels, BSHP cities, LREMH experiments).
+REPORT_DATASETS = sorted(
+    {p["dataset"] for _e in MEAN_FIGURES.values() for p in _e["panels"]}
+    | {c["dataset"] for _cs in BSHP_CITIES.values() for c in _cs.values()}
+    | {_e["dataset"] for _e in LREMH_EXPERIMENTS.values()}
+)
+REPORT_CARDS = [f"data/processed/{ds}.json" for ds in REPORT_DATASETS if ds not in UNAVAILABLE_ALL]
+ALL_TARGETS.extend(["results/report/claims.html", "results/report/provenance.html"])
+
+# Stage timings come from the benchmark files of the jobs upstream of the report's tables, declared
+# as inputs (Snakemake treats a rule's benchmark file as one of its products), not read by glob.
+REPORT_BENCHMARKS = []
+for (_paper, _fig), _entry in MEAN_FIGURES.items():
+    REPORT_BENCHMARKS += [f"logs/benchmarks/{_paper}/{_fig}/{p['dataset']}__{m}.tsv"
+                          for p in _entry["panels"] if p["dataset"] not in UNAVAILABLE for m in _entry["mechanisms"]]
+for _fig, _entry in BSHP_FIGURES.items():
+    REPORT_BENCHMARKS += [f"logs/benchmarks/bshp/{_fig}/{ds}__{m}.tsv"
+                          for ds in sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
+                          for m in _entry["methods"]]
+REPORT_BENCHMARKS += [f"logs/benchmarks/lremh/{name}.tsv" for name, e in LREMH_EXPERIMENTS.items()
+                      if e["dataset"] not in LREMH_UNAVAILABLE]
+if "audit" in config:
+    REPORT_BENCHMARKS += [f"logs/benchmarks/audit/{f}.tsv" for f in AUDIT_FAMILIES]
+if "ldpfl" in config and "fig1" in config["ldpfl"]:
+    REPORT_BENCHMARKS += [f"logs/benchmarks/ldpfl/fig1/{m}.tsv" for m in LDPFL_FIG1["mechanisms"]]
+if "ldpfl" in config and "fig4" in config["ldpfl"]:
+    REPORT_BENCHMARKS.append("logs/benchmarks/ldpfl/fig4/job.tsv")
 
 
 rule report_tables:
@@ -16,14 +40,20 @@ rule report_tables:
         claims=REPORT_CLAIMS,
         audit="results/audit/audit.parquet",
         cards=REPORT_CARDS,
+        benchmarks=REPORT_BENCHMARKS,
     output:
-        claims=report("results/report/claims.html", caption="../report/tables.rst", category="tables"),
-        audit=report("results/report/audit.html", caption="../report/audit.rst", category="audit"),
-        cards=report("results/report/data_cards.html", caption="../report/tables.rst", category="data"),
-        provenance=report("results/report/provenance.html", caption="../report/tables.rst", category="provenance"),
-        glance="docs/figures/at_a_glance.md",
+        claims=report_if_built("results/report/claims.html", caption="../report/tables.rst", category="tables"),
+        audit=report_if_built("results/report/audit.html", caption="../report/audit.rst", category="audit"),
+        cards=report_if_built("results/report/data_cards.html", caption="../report/tables.rst", category="data"),
+        provenance=report_if_built("results/report/provenance.html", caption="../report/tables.rst",
+                                   category="provenance"),
     params:
         figures=FIGURE_REGISTRY,
+        unavailable={ds: UNAVAILABLE_ALL[ds] for ds in REPORT_DATASETS if ds in UNAVAILABLE_ALL},
+        code=code("report_tables.py"),
+    threads: 1
+    resources:
+        **res("tables"),
     log:
         "logs/report/tables.log",
     conda:
@@ -32,8 +62,9 @@ rule report_tables:
         "../scripts/report_tables.py"
 
 
-# README material for every registered figure: thumbnails and the verdict table (committed after a
-# paper-scale run: `snakemake --cores all readme_figures`).
+# README material for every registered figure: thumbnails, the verdict table and the "Results at a
+# glance" block (committed after a paper-scale run: `snakemake --cores N readme_figures`; splice the
+# block into README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`).
 rule readme_figures:
     input:
         figures=[f"figures/{f['paper']}/{f['figure']}.png" for f in FIGURE_REGISTRY],
@@ -41,9 +72,19 @@ rule readme_figures:
     output:
         thumbnails=[f"docs/figures/{f['paper']}_{f['figure']}.png" for f in FIGURE_REGISTRY],
         verdicts="docs/figures/verdicts.md",
+        glance="docs/figures/at_a_glance.md",
+    params:
+        figures=FIGURE_REGISTRY,
+        code=code("readme_figures.py"),
+    threads: 1
+    resources:
+        **res("tables"),
     log:
         "logs/readme_figures.log",
     conda:
         "../../envs/ldprepro.yaml"
     script:
         "../scripts/readme_figures.py"
+
+
+localrules: report_tables, readme_figures

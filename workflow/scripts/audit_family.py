@@ -1,8 +1,20 @@
-"""Audit one family of mechanisms at every configured ε."""
-import pandas as pd
+"""Audit one family of mechanisms at every configured ε (one ε at a time, for progress)."""
+from ldprepro.jobsetup import done, progress, start
 
-from ldprepro.audit import run_family
-from ldprepro.io import write_parquet
+start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
-rows = run_family(snakemake.wildcards.family, snakemake.params.cfg, snakemake.params.seed)
-write_parquet(pd.DataFrame(rows), snakemake.output[0])
+import pandas as pd  # noqa: E402
+
+from ldprepro.audit import run_family  # noqa: E402
+from ldprepro.io import write_parquet  # noqa: E402
+
+cfg = snakemake.params.cfg  # noqa: F821
+family = snakemake.wildcards.family  # noqa: F821
+rows = []
+for i, eps in enumerate(cfg["eps"], 1):
+    # RR-LDP (frequency family) is parameterised by (f, p, q), not ε: run it once, with the last ε
+    part = {**cfg, "eps": [eps]} if i == len(cfg["eps"]) else {**cfg, "eps": [eps], "rappor": []}
+    rows += run_family(family, part, snakemake.params.seed)  # noqa: F821
+    progress("%s: ε = %g audited (%d/%d)", family, eps, i, len(cfg["eps"]))
+write_parquet(pd.DataFrame(rows), snakemake.output[0])  # noqa: F821
+done(f"{len(rows)} rows written")

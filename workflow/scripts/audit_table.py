@@ -1,9 +1,14 @@
 """Collect the audit rows into results/audit/audit.parquet and draw the audit figure."""
-import pandas as pd
+from ldprepro.jobsetup import done, start
 
-from ldprepro.audit import plot_audit
-from ldprepro.io import write_parquet
+start(snakemake)  # noqa: F821
 
-df = pd.concat([pd.read_parquet(p) for p in snakemake.input], ignore_index=True)
-write_parquet(df, snakemake.output.table)
-plot_audit(df, snakemake.output.png, snakemake.output.svg)
+import pandas as pd  # noqa: E402
+
+from ldprepro.audit import plot_audit  # noqa: E402
+from ldprepro.io import write_parquet  # noqa: E402
+
+df = pd.concat([pd.read_parquet(p) for p in snakemake.input], ignore_index=True)  # noqa: F821
+write_parquet(df, snakemake.output.table)  # noqa: F821
+plot_audit(df, snakemake.output.png, snakemake.output.svg)  # noqa: F821
+done(f"{len(df)} audit rows")

@@ -1,8 +1,11 @@
 """Snakemake script: generate a synthetic dataset (seeded by config seed + its parameters)."""
+from ldprepro.jobsetup import done, start
 
-from ldprepro.data.build import build_synthetic, log_to
+start(snakemake)  # noqa: F821
+
+from ldprepro.data.build import build_synthetic  # noqa: E402
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 card = build_synthetic(sm.wildcards.dataset, sm.params.entry, sm.params.seed, sm.params.scale,
                        sm.output.parquet, sm.output.card)
-log_to(sm.log[0])(f"{card['dataset']}: {card['rows_after_cleaning']} rows generated")
+done(f"{card['dataset']}: {card['rows_after_cleaning']} rows generated")

@@ -1,12 +1,17 @@
 """One mechanism's rows of Zhao et al. Fig. 1 (analytic curve + Monte-Carlo repetitions)."""
-import numpy as np
+from ldprepro.jobsetup import done, start
 
-from ldprepro.experiments.worst_case import fig1_rows
-from ldprepro.results import tidy_frame, write_results
+start(snakemake)  # noqa: F821
 
-fig = snakemake.params.fig
+import numpy as np  # noqa: E402
+
+from ldprepro.experiments.worst_case import fig1_rows  # noqa: E402
+from ldprepro.results import tidy_frame, write_results  # noqa: E402
+
+fig = snakemake.params.fig  # noqa: F821
 grid = fig["eps_grid"]
 eps_grid = np.round(np.arange(grid["start"], grid["stop"] + grid["step"] / 2, grid["step"]), 10)
-rows = fig1_rows(snakemake.wildcards.mechanism, eps_grid, fig["mc_eps"], fig["mc_users"], fig["mc_reps"],
-                 snakemake.params.seed)
-write_results(tidy_frame(rows), snakemake.output[0])
+rows = fig1_rows(snakemake.wildcards.mechanism, eps_grid, fig["mc_eps"], fig["mc_users"], fig["mc_reps"],  # noqa: F821
+                 snakemake.params.seed)  # noqa: F821
+write_results(tidy_frame(rows), snakemake.output[0])  # noqa: F821
+done(f"{len(rows)} rows written")

@@ -1,12 +1,17 @@
 """Zhao et al. Fig. 4: PM-OPT's output density (exact pdf and a histogram of its outputs)."""
-from ldprepro.experiments.worst_case import fig4_claims, fig4_rows, plot_fig4
-from ldprepro.io import write_parquet
-from ldprepro.results import tidy_frame, write_results
+from ldprepro.jobsetup import done, start
 
-fig = snakemake.params.fig
-df = tidy_frame(fig4_rows(fig["eps"], fig["inputs"], fig["users"], fig["bins"], snakemake.params.seed,
+start(snakemake)  # noqa: F821
+
+from ldprepro.experiments.worst_case import fig4_claims, fig4_rows, plot_fig4  # noqa: E402
+from ldprepro.io import write_parquet  # noqa: E402
+from ldprepro.results import tidy_frame, write_results  # noqa: E402
+
+fig = snakemake.params.fig  # noqa: F821
+df = tidy_frame(fig4_rows(fig["eps"], fig["inputs"], fig["users"], fig["bins"], snakemake.params.seed,  # noqa: F821
                           mechanism=fig["mechanism"]))
-write_results(df, snakemake.output.results)
+write_results(df, snakemake.output.results)  # noqa: F821
 claims = fig4_claims(df, fig["eps"], mechanism=fig["mechanism"])
-write_parquet(claims, snakemake.output.claims)
-plot_fig4(df, fig["eps"], snakemake.output.png, snakemake.output.svg, claims=claims)
+write_parquet(claims, snakemake.output.claims)  # noqa: F821
+plot_fig4(df, fig["eps"], snakemake.output.png, snakemake.output.svg, claims=claims)  # noqa: F821
+done()

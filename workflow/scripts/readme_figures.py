@@ -1,17 +1,26 @@
-"""Thumbnails of the built figures and the generated verdicts page, for the README
-(docs/figures/, committed after a paper-scale run; regenerate with `snakemake readme_figures`)."""
-import pandas as pd
-from PIL import Image
+"""README material, an explicit target (`snakemake --cores N readme_figures`), never part of
+`rule all` (it rewrites tracked files): thumbnails of the built figures, the generated verdicts page
+(docs/figures/verdicts.md) and the "Results at a glance" block (docs/figures/at_a_glance.md; splice
+it into README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`)."""
+from ldprepro.jobsetup import done, start
 
-from ldprepro.io import atomic_path, atomic_write_text
-from ldprepro.verdict_tables import verdicts_markdown
+start(snakemake)  # noqa: F821
 
-for src, dest in zip(snakemake.input.figures, snakemake.output.thumbnails):
+import pandas as pd  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from ldprepro import report  # noqa: E402
+from ldprepro.io import atomic_path, atomic_write_text  # noqa: E402
+from ldprepro.verdict_tables import verdicts_markdown  # noqa: E402
+
+sm = snakemake  # noqa: F821
+for src, dest in zip(sm.input.figures, sm.output.thumbnails):
     with Image.open(src) as im:
         im.thumbnail((1100, 1100))
         with atomic_path(dest, suffix=".png") as tmp:
             im.save(tmp, format="PNG", optimize=True)
 
-claims = pd.concat([pd.read_parquet(p) for p in snakemake.input.claims], ignore_index=True)
-atomic_write_text(snakemake.output.verdicts,
-                  verdicts_markdown(claims, snakemake.config["scale"], snakemake.config["seed"]))
+claims = report.claims_table(sm.input.claims)
+atomic_write_text(sm.output.verdicts, verdicts_markdown(claims, sm.config["scale"], sm.config["seed"]))
+atomic_write_text(sm.output.glance, report.glance_markdown(list(sm.params.figures), claims))
+done()

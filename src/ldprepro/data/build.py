@@ -19,34 +19,12 @@ from . import ipums_api, synthetic
 from .fetch import Fetched, fetch_file, verify_raw
 from .readers import READERS
 from .readers import ipums as ipums_reader
+from .entries import RAW_ROOT, needed_files  # noqa: F401 (re-exported)
 from .table import data_card, finalise, write_outputs
 
 FILE_KINDS = set(READERS)
-RAW_ROOT = Path("data/raw")
-
-
-def _fmt(value, options: dict):
-    if isinstance(value, str):
-        return value.format_map(options)
-    if isinstance(value, dict):
-        return {k: _fmt(v, options) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fmt(v, options) for v in value]
-    return value
-
-
-def needed_files(entry: dict) -> list[dict]:
-    """The file entries this dataset needs, with ``{option}`` placeholders filled in.
-
-    Files that carry a ``year`` are needed only when it equals ``options.year``.
-    """
-    opts = entry.get("options", {}) or {}
-    out = []
-    for f in entry.get("files", []):
-        if "year" in f and f["year"] != opts.get("year"):
-            continue
-        out.append(_fmt(dict(f), opts))
-    return out
+# RAW_ROOT and needed_files live in the light module .entries (the workflow reads them at parse
+# time without importing pandas); re-exported here for the scripts and tests that use them.
 
 
 def file_spec(entry: dict, name: str) -> dict:

@@ -795,22 +795,5 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
     save_figure(fig, png, svg, claims=claims)
 
 
-# --------------------------------------------------------------------------------------------
-# workflow helpers (called by workflow/rules/histogram.smk at load time)
-# --------------------------------------------------------------------------------------------
-
-
-def figure_cities(bshp: dict, figure: str, entry: dict) -> dict[str, dict]:
-    """{city: its entry} for a figure, failing at load time with the config key if a city is unknown
-    or a values figure has more than one city."""
-    cities = bshp.get("cities", {})
-    unknown = [c for c in entry["cities"] if c not in cities]
-    if unknown:
-        raise ValueError(f"config.yaml: bshp.{figure}.cities names {unknown}, which are not under bshp.cities "
-                         f"(known: {sorted(cities)})")
-    if entry["kind"] == "values" and len(entry["cities"]) != 1:
-        raise ValueError(f"config.yaml: bshp.{figure} (kind: values) draws one city, got {entry['cities']}")
-    focus = entry.get("focus_city")
-    if focus is not None and focus not in entry["cities"]:
-        raise ValueError(f"config.yaml: bshp.{figure}.focus_city {focus!r} is not one of its cities {entry['cities']}")
-    return {c: cities[c] for c in entry["cities"]}
+# workflow helper figure_cities: in ldprepro.pipeline (parse-time, no pandas); re-exported here.
+from ..pipeline import figure_cities  # noqa: E402,F401

@@ -41,26 +41,8 @@ TIME_METRICS = ("time_s", "time_ratio_to_lremh")
 # ------------------------------------------------------------------------------------------------
 
 
-def experiment_params(section: dict, name: str, scale: str) -> dict:
-    """The experiment entry merged with the section's shared settings; ``smoke`` overrides (sizes
-    and repetitions only) applied when ``scale == 'smoke'``. The ``converged`` control settings are
-    merged key by key (an experiment may narrow the control's ``k``)."""
-    shared = {k: v for k, v in section.items() if k != "experiments"}
-    entry = dict(section["experiments"][name])
-    smoke = dict(entry.pop("smoke", {}))
-    out = {**shared, **entry}
-    out["converged"] = {**shared.get("converged", {}), **entry.get("converged", {})}
-    if scale == "smoke":
-        conv_smoke = smoke.pop("converged", {})
-        out.update(smoke)
-        out["converged"] = {**out["converged"], **conv_smoke}
-    out["name"] = name
-    return out
-
-
-def experiment_outputs(exp: dict, kind: str) -> list[str]:
-    fig = exp["time_figure"] if kind == "time" else exp["avd_figure"]
-    return [f"results/{PAPER}/{fig}/{exp['name']}__{m}.parquet" for m in exp["methods"]]
+# experiment_params / experiment_outputs: in ldprepro.pipeline (parse-time, no pandas); re-exported.
+from ..pipeline import experiment_outputs, experiment_params  # noqa: E402,F401
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,167 @@
+"""Parse-time helpers of the workflow (ldprepro.pipeline, ldprepro.data.availability): light imports,
+the recorded availability decision, compute-only parameters, code fingerprints, lock and summary
+messages, and the file modes of atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ldprepro import pipeline
+from ldprepro.data import availability as av
+from ldprepro.io import atomic_write_bytes, atomic_write_text
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
+    code = ("import sys, ldprepro.pipeline, ldprepro.data.availability, ldprepro.data.workflow, "
+            "ldprepro.data.entries, ldprepro.jobsetup; "
+            "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert out.stdout.strip() == "[]"
+
+
+def test_compute_params_drop_presentation_only():
+    entry = {"title": "T", "ylabel": "y", "eps": [1, 2], "reps": 3,
+             "panels": [{"dataset": "adult", "title": "Adult", "columns": ["age"], "yscale": "log"}]}
+    assert pipeline.compute_params(entry) == {"eps": [1, 2], "reps": 3,
+                                              "panels": [{"dataset": "adult", "columns": ["age"]}]}
+
+
+def _package_copy(tmp_path) -> Path:
+    dest = tmp_path / "src"
+    shutil.copytree(REPO / "src" / "ldprepro", dest / "ldprepro", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _hashes(src: Path, scripts: list[str]) -> dict:
+    code = ("import json, sys; from ldprepro.pipeline import code_hash; "
+            f"print(json.dumps({{s: code_hash(s) for s in {scripts!r}}}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(src)})
+    return json.loads(out.stdout)
+
+
+def test_code_hash_follows_the_modules_a_script_imports(tmp_path):
+    scripts = [str(REPO / "workflow/scripts" / s) for s in ("figure_job.py", "data_synthetic.py", "histogram_job.py")]
+    files = {s: {p.name for p in pipeline.code_files(s)} for s in scripts}
+    assert {"piecewise.py", "mean_figures.py", "sgd.py", "seeding.py"} <= files[scripts[0]]
+    assert "piecewise.py" not in files[scripts[1]]
+    src = _package_copy(tmp_path)
+    before = _hashes(src, scripts)
+    with open(src / "ldprepro/mechanisms/piecewise.py", "a") as fh:
+        fh.write("\n# an edit\n")
+    after = _hashes(src, scripts)
+    assert before[scripts[0]] != after[scripts[0]]  # the mean/SGD jobs run PM
+    assert before[scripts[1]] == after[scripts[1]]  # synthetic data does not
+
+
+def test_availability_is_decided_once_and_recorded(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("IPUMS_API_KEY", raising=False)
+    calls = []
+    real = av.availability
+    monkeypatch.setattr(av, "availability", lambda *a: calls.append(a[0]) or real(*a))
+    datasets = {"s": {"kind": "synthetic"}, "ipums_br": {"kind": "ipums", "options": {}}}
+    first = av.decide(datasets)
+    assert set(first) == {"ipums_br"} and "IPUMS" in first["ipums_br"]
+    record = json.loads((tmp_path / "results/availability.json").read_text())
+    assert record["datasets"]["s"]["available"] and not record["datasets"]["ipums_br"]["available"]
+    assert sorted(calls) == ["ipums_br", "s"]
+    calls.clear()
+    assert av.decide(datasets) == first and calls == []  # read back, not decided again
+    assert av.decide(datasets, write=False) == first and calls == []
+    av.decide(datasets, refresh=True)
+    assert sorted(calls) == ["ipums_br", "s"]
+    calls.clear()
+    av.decide({**datasets, "new": {"kind": "synthetic"}})
+    assert calls == ["new"]  # only the dataset the record lacks
+
+
+def test_an_ipums_key_alone_does_not_change_availability_offline(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IPUMS_API_KEY", "dummy-secret-key-123")
+    monkeypatch.setattr(av, "host_resolves", lambda host, timeout=3.0: False)
+    reason = av.decide({"ipums_br": {"kind": "ipums", "options": {}}})["ipums_br"]
+    assert "cannot be reached" in reason
+    assert "dummy-secret-key-123" not in (tmp_path / "results/availability.json").read_text()
+
+
+def test_a_job_time_unavailable_record_overrides_the_decision(tmp_path, monkeypatch):
+    from ldprepro.status import record_unavailable
+
+    monkeypatch.chdir(tmp_path)
+    datasets = {"s": {"kind": "synthetic"}}
+    assert av.decide(datasets) == {}
+    rec = record_unavailable("s", "the API refused the extract")
+    os.utime(rec, (rec.stat().st_mtime + 5, rec.stat().st_mtime + 5))
+    assert "refused" in av.decide(datasets)["s"]
+    assert "refused" in av.decide(datasets)["s"]  # recorded for later parses
+    os.utime(rec, (rec.stat().st_mtime - 100, rec.stat().st_mtime - 100))  # the record predates the refresh
+    assert av.decide(datasets, refresh=True) == {}  # a refresh decides again
+
+
+def test_lock_hint_says_exactly_what_to_run(tmp_path):
+    assert pipeline.lock_hint(tmp_path) is None
+    (tmp_path / ".snakemake/locks").mkdir(parents=True)
+    (tmp_path / ".snakemake/locks/0.input.lock").write_text("x")
+    assert "`snakemake --unlock`" in pipeline.lock_hint(tmp_path)
+
+
+def test_summary_lines_name_every_unavailable_dataset():
+    figs = [{"paper": "dct", "figure": "fig4", "status": "not reproducible here"},
+            {"paper": "ldpfl", "figure": "fig6", "status": "partial"},
+            {"paper": "dct", "figure": "fig1", "status": "built"}]
+    text = "\n".join(pipeline.summary_lines({"wisdm": "no network", "ipums_br": "no key"}, figs))
+    assert "  - wisdm: no network" in text and "  - ipums_br: no key" in text
+    assert "ldpfl/fig6" in text and "dct/fig4" in text and "dct/fig1" not in text
+    assert "everything" in pipeline.summary_lines({}, figs)[0]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_atomic_writes_follow_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "a.txt", "x")
+        atomic_write_bytes(tmp_path / "b.bin", b"x")
+        plain = tmp_path / "plain"
+        plain.write_text("x")
+    finally:
+        os.umask(old)
+    want = stat.S_IMODE(plain.stat().st_mode)
+    assert want == 0o666 & ~umask
+    for name in ("a.txt", "b.bin"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == want
+
+
+def test_job_setup_logs_prints_warnings_and_pins_threads(tmp_path):
+    code = """
+import os, sys, warnings
+from types import SimpleNamespace
+from ldprepro import jobsetup
+smk = SimpleNamespace(threads=3, rule="figure_job", wildcards={"dataset": "adult"}, log=[sys.argv[1]])
+jobsetup.start(smk)
+import numpy  # after start: the pools are sized from the environment
+print("a verdict line")
+warnings.warn("a warning")
+jobsetup.progress("eps = %g done", 0.5)
+print(os.environ["OMP_NUM_THREADS"], os.environ["OPENBLAS_NUM_THREADS"])
+raise SystemExit(0)
+"""
+    log = tmp_path / "logs" / "job.log"
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert out.stdout.splitlines()[-1] == "3 3"
+    text = log.read_text()
+    for needle in ("figure_job[dataset=adult]: started (threads=3)", "a verdict line", "UserWarning: a warning",
+                   "eps = 0.5 done"):
+        assert needle in text
