@@ -126,16 +126,26 @@ def short_reason(reason: str, limit: int = NA_REASON_CHARS) -> str:
 
 
 def not_available_panel(ax, title: str, reason: str) -> None:
-    """Fill ``ax`` with a one-line 'not available: <short reason>' notice (the full reason stays in the
-    claims table and the report)."""
-    ax.set_title(title, loc="left")
-    ax.text(0.0, 0.5, f"not available: {short_reason(reason)}", ha="left", va="center",
-            transform=ax.transAxes, fontsize="small", color="#8b0000", clip_on=False)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    """Turn ``ax`` into a one-line notice "<title> — not available: <short reason>" (the full reason
+    stays in the claims table and the report)."""
+    # the notice may run past a narrow panel: it must not shrink the real panels (constrained layout)
+    ax.text(0.0, 0.5, f"{title} — not available: {short_reason(reason)}", ha="left",
+            va="center", transform=ax.transAxes, fontsize="small", color="#8b0000", clip_on=False).set_in_layout(False)
+    ax.set_gid(f"not available: {title}")
+    ax.set_axis_off()
+
+
+def plain_log_ticks(ax, axis: str = "y") -> None:
+    """On a log axis spanning less than two decades, label ticks as plain numbers (0.8, 1, 2), not
+    as 8×10⁻¹."""
+    from matplotlib.ticker import FuncFormatter
+
+    lo, hi = (ax.get_ylim() if axis == "y" else ax.get_xlim())
+    if lo > 0 and hi / lo < 100:
+        target = ax.yaxis if axis == "y" else ax.xaxis
+        fmt = FuncFormatter(lambda v, _: f"{v:.3g}")
+        target.set_major_formatter(fmt)
+        target.set_minor_formatter(fmt)
 
 
 def set_suptitle(fig, text: str) -> None:
@@ -184,15 +194,15 @@ def ratio_to_best(curves: dict) -> tuple[dict, "np.ndarray"]:
     return out, xs
 
 
-def curves_overlap(curves: dict, factor: float = 1.5) -> bool:
-    """True when two curves lie within ``factor`` of each other at every x they share (a log axis
-    cannot separate them: the figure gets a ratio-to-best panel)."""
+def curves_overlap(curves: dict, factor: float = 1.5, share: float = 0.5) -> bool:
+    """True when two curves lie within ``factor`` of each other at at least ``share`` of the x values
+    they share (a log axis cannot separate them there: the figure gets a ratio-to-best panel)."""
     items = [(np.asarray(x, dtype=float), np.asarray(m, dtype=float)) for x, m, *_ in curves.values()]
     for i in range(len(items)):
         for j in range(i + 1, len(items)):
             (xa, ma), (xb, mb) = items[i], items[j]
             common, ia, ib = np.intersect1d(xa, xb, return_indices=True)
-            if len(common) and np.all(np.maximum(ma[ia], mb[ib]) <= factor * np.minimum(ma[ia], mb[ib])):
+            if len(common) and np.mean(np.maximum(ma[ia], mb[ib]) <= factor * np.minimum(ma[ia], mb[ib])) >= share:
                 return True
     return False
 
@@ -206,7 +216,7 @@ def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
         st = styles[key]
         ax.plot(x, r, color=st["color"], ls=st.get("ls", "-"), marker=st.get("marker"), mfc=st.get("mfc"),
                 ms=3)
-        ax.fill_between(x, lo, hi, color=st["color"], alpha=0.15, lw=0)
+        ax.fill_between(x, lo, hi, color=st["color"], alpha=0.1, lw=0)
         finite = r[np.isfinite(r) & (r <= cap)]
         top = max(top, float(finite.max()) if len(finite) else top)
     ax.axhline(1.0, color="black", lw=0.8)

@@ -386,7 +386,7 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
     names = [n for n in fig_cfg["cities"] if cities[n]["dataset"] not in unavailable]
     missing = [n for n in fig_cfg["cities"] if cities[n]["dataset"] in unavailable]
     ncols = max(1, len(names) or len(missing))
-    heights = ([4.0] if names else []) + ([0.35] if missing else [])
+    heights = ([4.0] if names else []) + [0.22] * len(missing)  # one full-width line per missing city
     fig = plt.figure(figsize=(4.8 * ncols, sum(heights) + 0.8), layout="constrained")
     grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
     s = summary[(summary["metric"].isin(["mse", "mse_theory"])) & (summary["query"] == 0)] if len(summary) else summary
@@ -428,7 +428,7 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
         ax.set_ylabel(f"MSE of the consumers' histograms ({unit})")
     for j, name in enumerate(missing):
         city = cities[name]
-        not_available_panel(fig.add_subplot(grid[len(heights) - 1, j]), city.get("title", city["dataset"]),
+        not_available_panel(fig.add_subplot(grid[len(heights) - len(missing) + j, :]), city.get("title", city["dataset"]),
                             unavailable[city["dataset"]])
     shared_legend(fig, axes)
     key = "markers: mean of the runs with 95% CI band" + ("; dotted: Lemma 6 theory" if drew_theory else "")
@@ -477,7 +477,7 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
     for ax, err_ax, m in zip(axes[0], axes[1], folds):
         t = tru[tru["query"] == m].groupby("bin")["mean"].first().sort_index()
         bins = t.index.to_numpy()
-        ax.bar(bins - 0.4 + width / 2, t.to_numpy(), width, color="#bbbbbb", edgecolor="black", lw=0.5,
+        ax.bar(bins - 0.4 + width / 2, t.to_numpy(), width, color="white", edgecolor="black", lw=0.8,
                label="ground truth")
         for k, (mech, r) in enumerate(curves):
             e = est[(est["query"] == m) & (est["mechanism"] == mech) & (est["r"] == r)].sort_values("bin")

@@ -298,7 +298,7 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
     of the panels."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import not_available_panel, save_figure, set_suptitle, shared_legend, style
+    from ..plotting import not_available_panel, plain_log_ticks, save_figure, set_suptitle, shared_legend, style
 
     if unavailable:
         fig, axes = plt.subplots(len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False,
@@ -360,6 +360,9 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
         ax.set_xlabel("dimension k")
         ax.set_xticks(ks)
         ax.set_title(f"f = {f:g}")
+    for ax in [*top_axes, *bottom_axes]:
+        if ax.get_yscale() == "log":
+            plain_log_ticks(ax)
     shared_legend(top_fig, top_axes)
     shared_legend(bottom_fig, bottom_axes)
     set_suptitle(fig, title + " (mean over runs × subsets, 95% CI bars)")

@@ -91,8 +91,9 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     return rows
 
 
-#: what a figure's dashed theory lines are, per (mechanism, metric); default "exact theory"
-THEORY_NOTE = {("hiera", "abs_error"): "exact MAE of the unclipped estimator"}
+#: a qualifier for the dashed "exact theory" lines of (mechanism, metric), where the closed form is not
+#: that of the estimator measured (HierA Fig. 1: the curve is clipped, the theory unclipped)
+THEORY_NOTE = {("hiera", "abs_error"): "HierA: MAE of the unclipped estimator"}
 #: the y-label suffix for errors of attributes mapped to [−1, 1] (``panel_values``)
 RESCALED = "(attribute rescaled to [−1, 1])"
 
@@ -162,8 +163,8 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from ..plotting import (LINESTYLE, curves_overlap, draw_ratio_panel, not_available_panel, save_figure,
-                            set_suptitle, shared_legend)
+    from ..plotting import (LINESTYLE, curves_overlap, draw_ratio_panel, not_available_panel, plain_log_ticks,
+                            save_figure, set_suptitle, shared_legend)
 
     panels = fig_cfg["panels"]
     real = [p for p in panels if p["dataset"] not in unavailable]
@@ -176,16 +177,21 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     for panel in real:
         s = summary[summary["dataset"] == panel["dataset"]]
         metric = panel.get("metric", fig_cfg["metric"])
-        drawn.append((panel, s, metric, *_panel_curves(s, metric, xcol, x_params, sweep_values)))
+        curves, levels = _panel_curves(s, metric, xcol, x_params, sweep_values)
+        # legend and drawing order: the figure's mechanism list, as in the paper
+        order = {m: i for i, m in enumerate(fig_cfg.get("mechanisms", []))}
+        curves = dict(sorted(curves.items(), key=lambda kv: order.get(kv[1]["mechanism"], len(order))))
+        drawn.append((panel, s, metric, curves, levels))
     ratio = fig_cfg.get("ratio_panel")
     if ratio is None:
         ratio = any(curves_overlap({k: (c["x"], c["mean"]) for k, c in curves.items()}) for *_, curves, _ in drawn)
 
     ncols = min(max(len(real), len(missing) if not real else 1), 3)
     real_rows = -(-len(real) // ncols)
-    na_rows = -(-len(missing) // ncols)
-    heights = [4.1 if ratio else 3.0] * real_rows + [0.35] * na_rows
-    fig = plt.figure(figsize=(4.6 * ncols, sum(heights) + 0.9), layout="constrained")
+    na_rows = len(missing)  # one full-width line each
+    heights = [4.1 if ratio else 3.0] * real_rows + [0.22] * na_rows
+    # + 2.8 in on the right for the shared legend, so one-panel figures keep a full-width panel
+    fig = plt.figure(figsize=(4.6 * ncols + 2.8, sum(heights) + 0.9), layout="constrained")
     grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
     main_axes = []
     drew_theory = set()
@@ -211,6 +217,8 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
                 ax.plot(*cv["theory"], ls=LINESTYLE["theory"], color=st["color"], lw=0.9, alpha=0.9)
                 drew_theory.add((cv["mechanism"], metric))
         ax.set_yscale(panel.get("yscale", fig_cfg.get("yscale", "log")))
+        if ax.get_yscale() == "log":
+            plain_log_ticks(ax)
         ax.set_title(panel.get("title", panel["dataset"]))
         ylabel = panel.get("ylabel", fig_cfg.get("ylabel", metric))
         if fig_cfg.get("kind", "mean") == "mean" and "[−1, 1]" not in ylabel:
@@ -234,18 +242,17 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     # the unavailable datasets: compact one-line notices after the real panels
     first_na_row = real_rows
     for j, panel in enumerate(missing):
-        r, c = divmod(j, ncols)
-        ax = fig.add_subplot(grid[first_na_row + r, c])
+        ax = fig.add_subplot(grid[first_na_row + j, :])
         not_available_panel(ax, panel.get("title", panel["dataset"]), unavailable[panel["dataset"]])
     extra = []
+    notes = sorted({THEORY_NOTE[k] for k in drew_theory if k in THEORY_NOTE})
+    theory_key = "dashed: exact theory" + (f" ({'; '.join(notes)})" if notes else "") if drew_theory else ""
     if drew_theory:
-        notes = sorted({THEORY_NOTE.get(k, "exact theory") for k in drew_theory})
-        extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9), "dashed: " + "; ".join(notes)))
+        extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9), theory_key))
     if ratio and main_axes:
         extra.append((Line2D([], [], color="black", lw=0.8),
                       "lower panels: mean ÷ the lowest mean at each x\n(band: 95% CI ÷ the same)"))
     shared_legend(fig, main_axes, extra)
-    key = "markers: measured mean, band: 95% CI" + ("; dashed: " + "; ".join(
-        sorted({THEORY_NOTE.get(k, "exact theory") for k in drew_theory})) if drew_theory else "")
+    key = "markers: measured mean, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
     set_suptitle(fig, f"{title} ({key})")
     save_figure(fig, png, svg, claims=claims)
