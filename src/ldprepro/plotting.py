@@ -216,7 +216,7 @@ def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
         st = styles[key]
         ax.plot(x, r, color=st["color"], ls=st.get("ls", "-"), marker=st.get("marker"), mfc=st.get("mfc"),
                 ms=3)
-        ax.fill_between(x, lo, hi, color=st["color"], alpha=0.1, lw=0)
+        ax.fill_between(x, lo, hi, color=st["color"], alpha=0.08, lw=0)
         finite = r[np.isfinite(r) & (r <= cap)]
         top = max(top, float(finite.max()) if len(finite) else top)
     ax.axhline(1.0, color="black", lw=0.8)

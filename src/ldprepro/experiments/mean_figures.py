@@ -154,6 +154,21 @@ def _panel_curves(s: pd.DataFrame, metric: str, xcol: str, x_params: tuple, swee
     return curves, levels
 
 
+def _log_limits(ax, curves: dict, levels: list) -> None:
+    """y-limits of a log panel from the measured means: a CI whose lower bound is ≤ 0 (few
+    repetitions) cannot be drawn on a log axis, so bands are cut at a tenth of the lowest mean
+    instead of stretching the axis over decades nobody measured."""
+    means = [v for cv in curves.values() for v in cv["mean"]] + [lv["mean"] for lv in levels]
+    means = np.asarray([m for m in means if np.isfinite(m) and m > 0])
+    if not len(means):
+        return
+    highs = [v for cv in curves.values() for v in cv["ci_high"]] + [lv["ci_high"] for lv in levels]
+    lows = [v for cv in curves.values() for v in cv["ci_low"]] + [lv["ci_low"] for lv in levels]
+    lo = max(min([v for v in lows if np.isfinite(v) and v > 0], default=means.min()), means.min() / 10)
+    hi = min(max([v for v in highs if np.isfinite(v)], default=means.max()), means.max() * 10)
+    ax.set_ylim(lo / 1.3, hi * 1.3)
+
+
 def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, title: str, png, svg=None,
                      claims=None) -> None:
     """One panel per available dataset (markers: measured mean, band: 95% CI; thin dashes: exact theory
@@ -218,6 +233,7 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
                 drew_theory.add((cv["mechanism"], metric))
         ax.set_yscale(panel.get("yscale", fig_cfg.get("yscale", "log")))
         if ax.get_yscale() == "log":
+            _log_limits(ax, curves, levels)
             plain_log_ticks(ax)
         ax.set_title(panel.get("title", panel["dataset"]))
         ylabel = panel.get("ylabel", fig_cfg.get("ylabel", metric))

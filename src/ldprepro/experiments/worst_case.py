@@ -158,7 +158,7 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
     CIs are visible."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import save_figure, set_suptitle, shared_legend, style
+    from ..plotting import MECHANISM_STYLE, save_figure, set_suptitle, shared_legend, style
 
     fig, (ax, ax_ratio) = plt.subplots(2, 1, figsize=(7.5, 6.6), sharex=True, layout="constrained",
                                        gridspec_kw={"height_ratios": [1.4, 1.0]})
@@ -166,7 +166,9 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
     mc = summary[summary["dataset"] == "monte_carlo"]
     best = ana.groupby("eps")["mean"].min()
     top = 1.0
-    for name, g in ana.groupby("mechanism", sort=False):
+    order = list(MECHANISM_STYLE)  # the paper's order of the mechanisms
+    groups = sorted(ana.groupby("mechanism", sort=False), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    for name, g in groups:
         st = style(name)
         ratio = g["mean"].to_numpy() / best.loc[g["eps"]].to_numpy()
         ax.plot(g["eps"], g["mean"], color=st["color"], ls=st["ls"], label=st["label"])
