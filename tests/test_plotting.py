@@ -215,3 +215,13 @@ def test_ratio_panel_when_curves_overlap(monkeypatch):
     ratio_ax = fig.axes[1]
     ys = sorted(float(np.max(line.get_ydata())) for line in ratio_ax.get_lines())
     assert ys[0] == pytest.approx(1.0) and ys[-1] == pytest.approx(1.2)
+
+
+def test_hiera_theory_is_labelled_as_the_unclipped_closed_form(monkeypatch):
+    s = _summary(["a"], theory=True)
+    s["mechanism"] = s["mechanism"].replace({"pm": "hiera"})
+    fig = _draw(monkeypatch, s, _cfg(["a"], ratio_panel=False), {})
+    title = fig._suptitle.get_text().replace("\n", " ")
+    assert "HierA: MAE of the unclipped estimator" in title
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("unclipped" in lab and lab.startswith("dashed: exact theory") for lab in labels)
