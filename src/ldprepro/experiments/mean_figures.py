@@ -206,7 +206,8 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     na_rows = len(missing)  # one full-width line each
     heights = [4.1 if ratio else 3.0] * real_rows + [0.22] * na_rows
     # + 2.8 in on the right for the shared legend, so one-panel figures keep a full-width panel
-    fig = plt.figure(figsize=(4.6 * ncols + 2.8, sum(heights) + 0.9), layout="constrained")
+    width = 4.6 * ncols + 2.8 if real else 6.5  # only notices: no legend, one column of lines
+    fig = plt.figure(figsize=(width, sum(heights) + 0.9), layout="constrained")
     grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
     main_axes = []
     drew_theory = set()
@@ -270,5 +271,5 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
                       "lower panels: mean ÷ the lowest mean at each x\n(band: 95% CI ÷ the same)"))
     shared_legend(fig, main_axes, extra)
     key = "markers: measured mean, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
-    set_suptitle(fig, f"{title} ({key})")
+    set_suptitle(fig, f"{title} ({key})" if real else title)
     save_figure(fig, png, svg, claims=claims)
