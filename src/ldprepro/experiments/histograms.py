@@ -677,22 +677,27 @@ def _curve_style(mechanism: str, r: float, ratios: list[float]):
 
 def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: dict, unavailable: dict,
                     title: str, png, svg=None, claims=None) -> None:
-    """Fig. 4 (x = ε) or Fig. 5 (x = r, baseline as a flat reference line): one panel per city."""
+    """Fig. 4 (x = ε) or Fig. 5 (x = r, baseline as a flat reference line): one panel per city with
+    data, then the unavailable cities as one-line notices; one legend right of the panels."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import not_available_panel, save_figure
+    from ..plotting import not_available_panel, save_figure, set_suptitle, shared_legend
 
     x = "eps" if fig_cfg["kind"] == "mse_eps" else "r"
-    names = fig_cfg["cities"]
-    fig, axes = plt.subplots(1, len(names), figsize=(4.8 * len(names), 4.0), squeeze=False)
+    names = [n for n in fig_cfg["cities"] if cities[n]["dataset"] not in unavailable]
+    missing = [n for n in fig_cfg["cities"] if cities[n]["dataset"] in unavailable]
+    ncols = max(1, len(names) or len(missing))
+    heights = ([4.0] if names else []) + [0.22] * len(missing)  # one full-width line per missing city
+    fig = plt.figure(figsize=(4.8 * ncols, sum(heights) + 0.8), layout="constrained")
+    grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
     s = summary[(summary["metric"].isin(["mse", "mse_theory"])) & (summary["query"] == 0)] if len(summary) else summary
     ratios = [float(r) for r in fig_cfg["ratios"]]
-    for ax, name in zip(axes.flat, names):
+    axes, drew_theory = [], False
+    for i, name in enumerate(names):
+        ax = fig.add_subplot(grid[0, i])
+        axes.append(ax)
         city = cities[name]
         ds = city["dataset"]
-        if ds in unavailable:
-            not_available_panel(ax, city.get("title", ds), unavailable[ds])
-            continue
         g = s[s["dataset"] == ds]
         n_users = int(g["n_users"].iloc[0]) if len(g) else None
         keys = ["mechanism", "r"] if x == "eps" else ["mechanism"]
@@ -706,26 +711,38 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
             meas = c[c["metric"] == "mse"].sort_values(x)
             theory = c[c["metric"] == "mse_theory"].sort_values(x)
             if x == "r" and mech == BASELINE:
-                ax.axhline(float(meas["mean"].iloc[0]), color=st["color"], lw=1.3,
+                ax.axhline(float(meas["mean"].iloc[0]), color=st["color"],
                            label=f"{st['label']}, every bit uploaded")
                 ax.axhspan(float(meas["ci_low"].iloc[0]), float(meas["ci_high"].iloc[0]), color=st["color"], alpha=0.15)
                 continue
-            ax.plot(meas[x], meas["mean"], marker=st["marker"], color=st["color"], ls=st["ls"], label=st["label"],
-                    lw=1.3, ms=4)
+            ax.plot(meas[x], meas["mean"], marker=st["marker"], mfc=st["mfc"], color=st["color"], ls=st["ls"],
+                    label=st["label"])
             ax.fill_between(meas[x], meas["ci_low"].clip(lower=meas["mean"] * 1e-3), meas["ci_high"],
                             color=st["color"], alpha=0.15, lw=0)
             if len(theory):
                 ax.plot(theory[x], theory["mean"], ls=":", color=st["color"], lw=0.9, alpha=0.9)
+                drew_theory = True
         ax.set_yscale("log")
-        ax.set_title(panel_title(city, cards.get(ds), n_users), fontsize=9)
+        ax.set_title(panel_title(city, cards.get(ds), n_users))
         ax.set_xlabel("total privacy budget ε" if x == "eps" else "sampling ratio r")
         unit = g["unit"].iloc[0] if len(g) else "frequency"
         ax.set_ylabel(f"MSE of the consumers' histograms ({unit})")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(title + "\n(markers: mean of the runs with 95% CI band; dotted: Lemma 6 theory)", fontsize=9)
-    fig.tight_layout()
+    for j, name in enumerate(missing):
+        city = cities[name]
+        not_available_panel(fig.add_subplot(grid[len(heights) - len(missing) + j, :]), city.get("title", city["dataset"]),
+                            unavailable[city["dataset"]])
+    shared_legend(fig, axes)
+    key = "markers: mean of the runs with 95% CI band" + ("; dotted: Lemma 6 theory" if drew_theory else "")
+    set_suptitle(fig, f"{title} ({key})")
     save_figure(fig, png, svg, claims=claims)
+
+
+def _edge_labels(m: int) -> list[str]:
+    """Labels for the m + 1 bin edges of an m-fold query, as fractions of [v_min, v_max] (every other
+    one when there are more than 6 bins, so they stay horizontal and legible)."""
+    edges = np.linspace(0, 1, m + 1)
+    every = 1 if m <= 6 else 2
+    return [f"{e:.2g}" if k % every == 0 or k == m else "" for k, e in enumerate(edges)]
 
 
 def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: dict, unavailable: dict,
@@ -734,64 +751,63 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
     over the runs, error bar ± 1 sd of one publication)."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import not_available_panel, save_figure, style
+    from ..plotting import not_available_panel, save_figure, set_suptitle, shared_legend, style
 
     (name,) = fig_cfg["cities"]
     city = cities[name]
     ds = city["dataset"]
     folds = sorted({int(q) for q in summary.loc[summary["metric"] == "estimate", "query"]}) if len(summary) else []
-    ncols = max(len(folds), 1)
-    fig, axes = plt.subplots(2, ncols, figsize=(4.8 * ncols, 6.6), squeeze=False,
-                             gridspec_kw={"height_ratios": [3, 2]})
     if ds in unavailable or not folds:
-        not_available_panel(axes[0, 0], city.get("title", ds), unavailable.get(ds, "no results"))
-        for ax in list(axes.flat)[1:]:
-            ax.set_visible(False)
-    else:
-        est = summary[summary["metric"] == "estimate"]
-        tru = summary[summary["metric"] == "truth"]
-        n_users = int(est["n_users"].iloc[0])
-        curves = list(est.groupby(["mechanism", "r"], sort=False).groups)
-        order = {m: i for i, m in enumerate(fig_cfg["methods"])}
-        curves.sort(key=lambda k: (order.get(k[0], 99), -k[1]))
-        width = 0.8 / (len(curves) + 1)
-        for ax, err_ax, m in zip(axes[0], axes[1], folds):
-            t = tru[tru["query"] == m].groupby("bin")["mean"].first().sort_index()
-            bins = t.index.to_numpy()
-            ax.bar(bins - 0.4 + width / 2, t.to_numpy(), width, color="#bbbbbb", edgecolor="black", lw=0.5,
-                   label="ground truth")
-            for k, (mech, r) in enumerate(curves):
-                e = est[(est["query"] == m) & (est["mechanism"] == mech) & (est["r"] == r)].sort_values("bin")
-                vals = e["mean"].to_numpy()
-                if fig_cfg.get("clip_for_plot", False):
-                    vals = np.clip(vals, 0, None)
-                st = style(mech)
-                label = st["label"] if mech == BASELINE else f"{st['label']}, r = {r:g}"
-                pos = e["bin"].to_numpy() - 0.4 + width * (k + 1.5)
-                ax.bar(pos, vals, width, yerr=e["std"].to_numpy(), color=st["color"], alpha=0.85, label=label,
-                       error_kw={"lw": 0.7, "capsize": 1.5})
-                err_ax.bar(pos, e["mean"].to_numpy() - t.reindex(e["bin"]).to_numpy(), width,
-                           yerr=e["std"].to_numpy(), color=st["color"], alpha=0.85,
-                           error_kw={"lw": 0.7, "capsize": 1.5})
-            edges = np.linspace(0, 1, m + 1)
-            unit = "frequency" if est["unit"].iloc[0] == "frequency" else "count"
-            for a in (ax, err_ax):
-                a.set_xticks(bins)
-                a.set_xticklabels([f"{lo:.2f}–{hi:.2f}" for lo, hi in pairwise(edges)], fontsize=6,
-                                  rotation=30)
-                a.axhline(0, color="black", lw=0.5)
-                a.grid(True, axis="y", alpha=0.3)
-            ax.set_title(f"{m}-fold query", fontsize=9)
-            ax.set_ylabel(unit)
-            err_ax.set_ylabel(f"published − true ({unit})")
-            err_ax.set_xlabel("salary bin (fraction of [v_min, v_max])")
-        axes[0, 0].legend(fontsize=7)
-        eps = ", ".join(f"{e:g}" for e in sorted(est["eps"].unique()))
-        title = (f"{title}\n{panel_title(city, cards.get(ds), n_users).replace(chr(10), ' — ')}; ε = {eps}; "
-                 f"bars: mean of {int(est['n'].max())} runs, error bars ± 1 sd of one publication; "
-                 "lower row: error of the mean published histogram")
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+        fig, ax = plt.subplots(figsize=(6.0, 0.8), layout="constrained")
+        not_available_panel(ax, city.get("title", ds), unavailable.get(ds, "no results"))
+        set_suptitle(fig, title)
+        save_figure(fig, png, svg, claims=claims)
+        return
+    ncols = len(folds)
+    fig, axes = plt.subplots(2, ncols, figsize=(4.8 * ncols, 6.6), squeeze=False, sharex="col",
+                             gridspec_kw={"height_ratios": [3, 2]}, layout="constrained")
+    est = summary[summary["metric"] == "estimate"]
+    tru = summary[summary["metric"] == "truth"]
+    n_users = int(est["n_users"].iloc[0])
+    curves = list(est.groupby(["mechanism", "r"], sort=False).groups)
+    order = {m: i for i, m in enumerate(fig_cfg["methods"])}
+    curves.sort(key=lambda k: (order.get(k[0], 99), -k[1]))
+    ratios = sorted({float(r) for mech, r in curves if mech != BASELINE})
+    width = 0.8 / (len(curves) + 1)
+    unit = "frequency" if est["unit"].iloc[0] == "frequency" else "count"
+    for ax, err_ax, m in zip(axes[0], axes[1], folds):
+        t = tru[tru["query"] == m].groupby("bin")["mean"].first().sort_index()
+        bins = t.index.to_numpy()
+        ax.bar(bins - 0.4 + width / 2, t.to_numpy(), width, color="white", edgecolor="black", lw=0.8,
+               label="ground truth")
+        for k, (mech, r) in enumerate(curves):
+            e = est[(est["query"] == m) & (est["mechanism"] == mech) & (est["r"] == r)].sort_values("bin")
+            vals = e["mean"].to_numpy()
+            if fig_cfg.get("clip_for_plot", False):
+                vals = np.clip(vals, 0, None)
+            st = _curve_style(mech, r, ratios)
+            # the smaller sampling ratio of a method: hatched bars in the method's colour
+            hatch = "///" if st["ls"] != "-" else None
+            pos = e["bin"].to_numpy() - 0.4 + width * (k + 1.5)
+            for a, y in ((ax, vals), (err_ax, e["mean"].to_numpy() - t.reindex(e["bin"]).to_numpy())):
+                a.bar(pos, y, width, yerr=e["std"].to_numpy(), color=st["color"], alpha=0.85, hatch=hatch,
+                      edgecolor="white" if hatch else None, lw=0, label=st["label"] if a is ax else None,
+                      error_kw={"lw": 0.7, "capsize": 1.5})
+        for a in (ax, err_ax):
+            a.set_xticks(np.arange(m + 1) - 0.5, _edge_labels(m))
+            a.set_xlim(-0.5, m - 0.5)
+            a.axhline(0, color="black", lw=0.5)
+            a.grid(False, axis="x")
+        ax.set_title(f"{m}-fold query ({m} salary bins)")
+        ax.tick_params(labelbottom=False)
+        ax.set_ylabel(unit)
+        err_ax.set_ylabel(f"published − true ({unit})")
+        err_ax.set_xlabel("salary, as a fraction of [v_min, v_max]")
+    shared_legend(fig, axes[0])
+    eps = ", ".join(f"{e:g}" for e in sorted(est["eps"].unique()))
+    set_suptitle(fig, f"{title} — {panel_title(city, cards.get(ds), n_users).replace(chr(10), ' — ')}; ε = {eps}; "
+                      f"bars: mean of {int(est['n'].max())} runs, error bars ± 1 sd of one publication; "
+                      "lower row: error of the mean published histogram")
     save_figure(fig, png, svg, claims=claims)
 
 

@@ -91,6 +91,13 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     return rows
 
 
+#: a qualifier for the dashed "exact theory" lines of (mechanism, metric), where the closed form is not
+#: that of the estimator measured (HierA Fig. 1: the curve is clipped, the theory unclipped)
+THEORY_NOTE = {("hiera", "abs_error"): "HierA: MAE of the unclipped estimator"}
+#: the y-label suffix for errors of attributes mapped to [−1, 1] (``panel_values``)
+RESCALED = "(attribute rescaled to [−1, 1])"
+
+
 def curve_label(row: pd.Series, params=CURVE_PARAMS) -> str:
     """Mechanism label plus the curve's parameters (those in ``params``)."""
     from ..plotting import style
@@ -108,75 +115,165 @@ def curve_label(row: pd.Series, params=CURVE_PARAMS) -> str:
     return label + (" " + " ".join(extras) if extras else "")
 
 
-def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, title: str, png, svg=None,
-                     claims=None) -> None:
-    import matplotlib.pyplot as plt
+def _panel_curves(s: pd.DataFrame, metric: str, xcol: str, x_params: tuple, sweep_values: dict) -> tuple[dict, list]:
+    """One panel's curves from the summary: {curve key: {style, x, mean, ci_low, ci_high, theory}} and
+    its levels (rows without an x value, drawn as horizontal lines)."""
     from matplotlib import colormaps
 
-    from ..plotting import not_available_panel, save_figure, style
+    from ..plotting import style, variant
+
+    # a parameter is a curve only when it varies here (ε only off the x axis)
+    curve_cols = ["mechanism"] + [p for p in CURVE_PARAMS
+                                  if p in s.columns and s[p].notna().any() and p not in x_params and p != xcol
+                                  and (p != "eps" or s[p].nunique() > 1)]
+    curves, levels = {}, []
+    for keys, g in s.groupby(curve_cols, dropna=False, sort=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        ident = dict(zip(curve_cols, keys))
+        st = style(ident["mechanism"])
+        st = variant(st, clip=ident.get("clip") if pd.notna(ident.get("clip", np.nan)) else None,
+                     discretize=ident.get("discretize") if not x_params and pd.notna(ident.get("discretize", np.nan))
+                     else None)
+        if ident.get("group_rule") == "fixed":  # SGD control (fixed number of steps): dotted, hollow
+            st["ls"], st["mfc"] = ":", "none"
+        for p, vals in sweep_values.items():
+            if p != "clip" and p in ident and pd.notna(ident[p]) and len(vals) > 1:
+                st["color"] = st["mfc"] = colormaps["viridis"](0.85 * vals.index(ident[p]) / (len(vals) - 1))
+        meas = g[g["metric"] == metric].sort_values(xcol)
+        if meas.empty:
+            continue
+        for _, row in meas[meas[xcol].isna()].iterrows():  # no x value (continuous output): a level
+            kind = {"three_outputs": " (3 outputs)", "non_private": ""}.get(ident["mechanism"], " (continuous)")
+            levels.append({**st, "label": st["label"] + kind, "mean": row["mean"], "ci_low": row["ci_low"],
+                           "ci_high": row["ci_high"]})
+        meas = meas[meas[xcol].notna()]
+        if meas.empty:
+            continue
+        st["label"] = curve_label(meas.iloc[0], curve_cols) + (" (discretised)" if x_params else "")
+        theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)
+        curves[keys] = {"style": st, "mechanism": ident["mechanism"], "x": meas[xcol].to_numpy(float),
+                        "mean": meas["mean"].to_numpy(float), "ci_low": meas["ci_low"].to_numpy(float),
+                        "ci_high": meas["ci_high"].to_numpy(float),
+                        "theory": (theory[xcol].to_numpy(float), theory["mean"].to_numpy(float)) if len(theory) else None}
+    return curves, levels
+
+
+def _log_limits(ax, curves: dict, levels: list) -> None:
+    """y-limits of a log panel from the measured means: a CI whose lower bound is ≤ 0 (few
+    repetitions) cannot be drawn on a log axis, so bands are cut at a tenth of the lowest mean
+    instead of stretching the axis over decades nobody measured."""
+    means = [v for cv in curves.values() for v in cv["mean"]] + [lv["mean"] for lv in levels]
+    means = np.asarray([m for m in means if np.isfinite(m) and m > 0])
+    if not len(means):
+        return
+    highs = [v for cv in curves.values() for v in cv["ci_high"]] + [lv["ci_high"] for lv in levels]
+    lows = [v for cv in curves.values() for v in cv["ci_low"]] + [lv["ci_low"] for lv in levels]
+    lo = max(min([v for v in lows if np.isfinite(v) and v > 0], default=means.min()), means.min() / 10)
+    hi = min(max([v for v in highs if np.isfinite(v)], default=means.max()), means.max() * 10)
+    ax.set_ylim(lo / 1.3, hi * 1.3)
+
+
+def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, title: str, png, svg=None,
+                     claims=None) -> None:
+    """One panel per available dataset (markers: measured mean, band: 95% CI; thin dashes: exact theory
+    where the jobs wrote ``<metric>_theory`` rows), a ratio-to-best panel under each when two curves
+    lie within ×1.5 of each other (``ratio_panel`` in the figure's config forces it on or off), one
+    shared legend right of the panels, and the unavailable datasets as one-line notices after them."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from ..plotting import (LINESTYLE, curves_overlap, draw_ratio_panel, not_available_panel, plain_log_ticks,
+                            save_figure, set_suptitle, shared_legend)
 
     panels = fig_cfg["panels"]
+    real = [p for p in panels if p["dataset"] not in unavailable]
+    missing = [p for p in panels if p["dataset"] in unavailable]
     xcol = fig_cfg.get("x", "eps")
     # the quantity on the x axis is not a curve: discretisation m sets the number of outputs 2m+1
     x_params = {"n_outputs": ("discretize",)}.get(xcol, ())
-    ncols = min(len(panels), 3)
-    nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.8 * nrows), squeeze=False)
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
     sweep_values = {k: list(v) for k, v in fig_cfg.get("sweep", {}).items()}
-    for ax, panel in zip(axes.flat, panels):
-        ds = panel["dataset"]
-        title_p = panel.get("title", ds)
-        if ds in unavailable:
-            not_available_panel(ax, title_p, unavailable[ds])
-            continue
-        s = summary[summary["dataset"] == ds]
+    drawn = []
+    for panel in real:
+        s = summary[summary["dataset"] == panel["dataset"]]
         metric = panel.get("metric", fig_cfg["metric"])
-        # a parameter is a curve only when it varies here (ε only off the x axis)
-        curve_cols = ["mechanism"] + [p for p in CURVE_PARAMS
-                                      if p in s.columns and s[p].notna().any() and p not in x_params and p != xcol
-                                      and (p != "eps" or s[p].nunique() > 1)]
-        for keys, g in s.groupby(curve_cols, dropna=False, sort=False):
-            keys = keys if isinstance(keys, tuple) else (keys,)
-            ident = dict(zip(curve_cols, keys))
-            st = style(ident["mechanism"])
-            colour = st["color"]
-            for p, vals in sweep_values.items():
-                if p != "clip" and p in ident and pd.notna(ident[p]) and len(vals) > 1:
-                    colour = colormaps["viridis"](vals.index(ident[p]) / (len(vals) - 1))
-            meas = g[g["metric"] == metric].sort_values(xcol)
-            if meas.empty:
-                continue
-            for _, row in meas[meas[xcol].isna()].iterrows():  # no x value (continuous output): a level
-                kind = {"three_outputs": " (3 outputs)", "non_private": ""}.get(ident["mechanism"], " (continuous)")
-                ax.axhline(row["mean"], color=colour, ls=":", lw=1.3, label=st["label"] + kind)
-                ax.axhspan(row["ci_low"], row["ci_high"], color=colour, alpha=0.12, lw=0)
-            meas = meas[meas[xcol].notna()]
-            if meas.empty:
-                continue
-            label = curve_label(meas.iloc[0], curve_cols) + (" (discretised)" if x_params else "")
-            ax.plot(meas[xcol], meas["mean"], marker=st["marker"], color=colour, label=label, lw=1.3, ms=4,
-                    ls=st["ls"] if ident.get("clip", True) is not False and ident.get("group_rule") != "fixed" else ":")
-            ax.fill_between(meas[xcol], meas["ci_low"].clip(lower=meas["mean"] * 1e-3), meas["ci_high"],
-                            color=colour, alpha=0.18, lw=0)
-            theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)
-            if len(theory):
-                ax.plot(theory[xcol], theory["mean"], ls="--", color=colour, lw=0.9, alpha=0.8)
+        curves, levels = _panel_curves(s, metric, xcol, x_params, sweep_values)
+        # legend and drawing order: the figure's mechanism list, as in the paper
+        order = {m: i for i, m in enumerate(fig_cfg.get("mechanisms", []))}
+        curves = dict(sorted(curves.items(), key=lambda kv: order.get(kv[1]["mechanism"], len(order))))
+        drawn.append((panel, s, metric, curves, levels))
+    ratio = fig_cfg.get("ratio_panel")
+    if ratio is None:
+        ratio = any(curves_overlap({k: (c["x"], c["mean"]) for k, c in curves.items()}) for *_, curves, _ in drawn)
+
+    ncols = min(max(len(real), len(missing) if not real else 1), 3)
+    real_rows = -(-len(real) // ncols)
+    na_rows = len(missing)  # one full-width line each
+    heights = [4.1 if ratio else 3.0] * real_rows + [0.22] * na_rows
+    # + 2.8 in on the right for the shared legend, so one-panel figures keep a full-width panel
+    width = 4.6 * ncols + 2.8 if real else 6.5  # only notices: no legend, one column of lines
+    fig = plt.figure(figsize=(width, sum(heights) + 0.9), layout="constrained")
+    grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
+    main_axes = []
+    drew_theory = set()
+    for i, (panel, s, metric, curves, levels) in enumerate(drawn):
+        r, c = divmod(i, ncols)
+        if ratio:
+            cell = grid[r, c].subgridspec(2, 1, height_ratios=[3.0, 1.1], hspace=0.04)
+            ax = fig.add_subplot(cell[0])
+            bottom = fig.add_subplot(cell[1], sharex=ax)
+        else:
+            ax = bottom = fig.add_subplot(grid[r, c])
+        main_axes.append(ax)
+        for lv in levels:
+            ax.axhline(lv["mean"], color=lv["color"], ls=":", lw=1.3, label=lv["label"])
+            ax.axhspan(lv["ci_low"], lv["ci_high"], color=lv["color"], alpha=0.12, lw=0)
+        for cv in curves.values():
+            st = cv["style"]
+            ax.plot(cv["x"], cv["mean"], marker=st["marker"], color=st["color"], mfc=st["mfc"], ls=st["ls"],
+                    label=st["label"])
+            ax.fill_between(cv["x"], np.clip(cv["ci_low"], cv["mean"] * 1e-3, None), cv["ci_high"], color=st["color"],
+                            alpha=0.18, lw=0)
+            if cv["theory"] is not None:
+                ax.plot(*cv["theory"], ls=LINESTYLE["theory"], color=st["color"], lw=0.9, alpha=0.9)
+                drew_theory.add((cv["mechanism"], metric))
         ax.set_yscale(panel.get("yscale", fig_cfg.get("yscale", "log")))
+        if ax.get_yscale() == "log":
+            _log_limits(ax, curves, levels)
+            plain_log_ticks(ax)
+        ax.set_title(panel.get("title", panel["dataset"]))
+        ylabel = panel.get("ylabel", fig_cfg.get("ylabel", metric))
+        if fig_cfg.get("kind", "mean") == "mean" and "[−1, 1]" not in ylabel:
+            ylabel += "\n" + RESCALED
+        ax.set_ylabel(ylabel)
+        if ratio:
+            if curves:
+                draw_ratio_panel(bottom, {k: (cv["x"], cv["mean"], cv["ci_low"], cv["ci_high"])
+                                          for k, cv in curves.items()},
+                                 {k: cv["style"] for k, cv in curves.items()})
+            bottom.set_ylabel("÷ lowest mean")
+            ax.tick_params(labelbottom=False)
         if xcol in ("n_users", "n_outputs"):
             ax.set_xscale("log")
         if xcol == "n_outputs":  # label the actual numbers of outputs (3, 5, 7, …)
             ticks = sorted(set(s[xcol].dropna()))
-            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-            ax.minorticks_off()
-        ax.set_title(title_p, fontsize=9)
-        ax.set_xlabel({"eps": "privacy budget ε", "n_users": "number of users n",
-                       "n_outputs": "number of output values 2m+1"}.get(xcol, xcol))
-        ax.set_ylabel(panel.get("ylabel", fig_cfg.get("ylabel", metric)))
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    note = "; dashed: theory" if fig_cfg.get("kind", "mean") == "mean" else ""
-    fig.suptitle(f"{title} (solid: measured mean with 95% CI band{note})", fontsize=9)
-    fig.tight_layout()
+            bottom.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            bottom.minorticks_off()
+        bottom.set_xlabel({"eps": "privacy budget ε", "n_users": "number of users n",
+                           "n_outputs": "number of output values 2m+1"}.get(xcol, xcol))
+    # the unavailable datasets: compact one-line notices after the real panels
+    first_na_row = real_rows
+    for j, panel in enumerate(missing):
+        ax = fig.add_subplot(grid[first_na_row + j, :])
+        not_available_panel(ax, panel.get("title", panel["dataset"]), unavailable[panel["dataset"]])
+    extra = []
+    notes = sorted({THEORY_NOTE[k] for k in drew_theory if k in THEORY_NOTE})
+    theory_key = "dashed: exact theory" + (f" ({'; '.join(notes)})" if notes else "") if drew_theory else ""
+    if drew_theory:
+        extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9), theory_key))
+    if ratio and main_axes:
+        extra.append((Line2D([], [], color="black", lw=0.8),
+                      "lower panels: mean ÷ the lowest mean at each x\n(band: 95% CI ÷ the same)"))
+    shared_legend(fig, main_axes, extra)
+    key = "markers: measured mean, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
+    set_suptitle(fig, f"{title} ({key})" if real else title)
     save_figure(fig, png, svg, claims=claims)
