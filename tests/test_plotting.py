@@ -58,8 +58,7 @@ def figure_groups() -> dict[str, list[str]]:
 
 def base_method(name: str) -> str:
     """The method a variant belongs to (variants share its hue on purpose)."""
-    name = name.removesuffix("_disc").removesuffix("_at_level")
-    return {"em_converged": "em"}.get(name, name)
+    return name.removesuffix("_disc").removesuffix("_at_level").removesuffix("_converged")
 
 
 def test_config_has_figures_to_check():
@@ -92,7 +91,8 @@ def test_markers_differ_within_a_figure():
         assert len(set(markers)) == len(markers), f"{fig}: two mechanisms share a marker: {dict(zip(bases, markers))}"
 
 
-@pytest.mark.parametrize("variant_name", ["harmony_at_level", "pm_at_level", "em_converged", "pm_disc"])
+@pytest.mark.parametrize("variant_name", ["harmony_at_level", "pm_at_level", "em_converged", "lremh_converged",
+                                          "pm_disc"])
 def test_variants_keep_the_hue_but_not_the_line(variant_name):
     v, b = style(variant_name), style(base_method(variant_name))
     assert v["color"] == b["color"]

@@ -55,6 +55,7 @@ MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
     "em_converged": ("EM run to convergence", PALETTE["blue"], "o"),
     "lasso": ("LASSO", PALETTE["orange"], "s"),
     "lremh": ("LREMH", PALETTE["green"], "^"),
+    "lremh_converged": ("LREMH, EM run to convergence", PALETTE["green"], "^"),
     # BSHP paper
     "split_baseline": ("baseline (ε/m per query)", PALETTE["grey"], "o"),
     "bshp": ("BSHP", PALETTE["blue"], "s"),
@@ -98,7 +99,7 @@ def style(name: str) -> dict:
         ls = LINESTYLE["discretised"]
     if base.endswith("_at_level"):
         ls, mfc = LINESTYLE["at_level"], "none"
-    if base == "em_converged":
+    if base.endswith("_converged"):
         ls, mfc = LINESTYLE["converged"], "none"
     return {"label": label, "color": colour, "marker": marker, "ls": ls, "mfc": mfc}
 
