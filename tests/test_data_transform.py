@@ -151,7 +151,7 @@ def test_shipped_config_is_valid():
 
 
 def test_a_new_experiment_entry_is_accepted_and_checked():
-    """Users add experiments as new figN entries (README, "Adding an experiment"): a valid one
+    """Users add experiments as new figN entries (docs/extending.md, "Adding an experiment"): a valid one
     passes the schema, an incomplete one fails at load naming the missing key."""
     from snakemake.exceptions import WorkflowError
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())

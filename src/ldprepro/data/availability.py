@@ -88,7 +88,7 @@ def availability(dataset: str, entry: dict, mirror: str = "", extract_dir: str =
                 return None
             return f"{KEY_ENV} is set but the IPUMS API ({IPUMS_API_HOST}) cannot be reached: no network"
         return (f"IPUMS extract not configured (set {KEY_ENV} or datasets.{dataset}.options.extract; "
-                "IPUMS forbids redistribution, see README 'IPUMS')")
+                "IPUMS forbids redistribution, see docs/data.md 'IPUMS')")
     for spec in needed_files(entry):
         reason = _file_source(dataset, spec, mirror)
         if reason:

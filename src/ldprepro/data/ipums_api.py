@@ -165,7 +165,7 @@ def submit_and_download(dataset: str, entry: dict, raw_dir: Path, key: str,
         reason = api_failure_reason(exc, key)
     if reason is not None:  # raised outside the handler: no chained exception to leak the key
         raise DataUnavailable(dataset, f"{reason}. Or supply an extract yourself "
-                              f"(datasets.{dataset}.options.extract; README 'IPUMS').")
+                              f"(datasets.{dataset}.options.extract; docs/data.md 'IPUMS').")
     ddis = sorted(raw_dir.glob("*.xml"), key=lambda p: p.stat().st_mtime)
     if not ddis:
         raise DataUnavailable(dataset, f"the IPUMS download in {raw_dir} has no DDI (.xml)")
