@@ -35,17 +35,21 @@ include: "workflow/rules/report.smk"
 
 # Read by the report's description (workflow/report/workflow.rst) under `snakemake --report`.
 if REPORTING:
-    config["report_status"] = {"missing": sorted(REPORT_MISSING), "figures": FIGURE_REGISTRY,
-                               "unavailable": dict(sorted(UNAVAILABLE_ALL.items()))}
+    config["report_status"] = {
+        "missing": sorted(REPORT_MISSING),
+        "figures": FIGURE_REGISTRY,
+        "unavailable": dict(sorted(UNAVAILABLE_ALL.items())),
+    }
 
 
-localrules: all
+localrules:
+    all,
 
 
 rule all:
+    default_target: True
     input:
         ALL_TARGETS,
-    default_target: True
 
 
 onsuccess:

@@ -66,7 +66,9 @@ def bench_mechanisms(n: int, repeats: int, rng) -> list[dict]:
     x = rng.uniform(-1.0, 1.0, n)
     ref = measure(lambda: rng.random(n), repeats)
     rows = [{"what": "Generator.random (reference)", **ref, "ratio_to_reference": 1.0}]
-    cases = [(name, {}) for name in MECHANISMS] + [(f"{m}", {"discretize": 10}) for m in ("pm", "pm_sub", "hm", "hm_tp")]
+    cases = [(name, {}) for name in MECHANISMS] + [
+        (f"{m}", {"discretize": 10}) for m in ("pm", "pm_sub", "hm", "hm_tp")
+    ]
     for name, params in cases:
         mech = get_mechanism(name, 1.0, **params)
         t = measure(lambda: mech.perturb(x, rng), repeats)
@@ -100,17 +102,32 @@ def bench_frequency(n: int, peer_n: int, repeats: int, rng) -> list[dict]:
             ours = measure(lambda: oracle.estimate_from_reports(oracle.perturb(vals, rng)), repeats)
             theirs = measure(peer, max(3, repeats // 2))
             ours_per_user, peer_per_user = ours["cpu_s"] / ours_n, theirs["cpu_s"] / peer_n
-            rows.append({"what": f"{name} k={k} perturb + estimate", "n_ours": ours_n, "n_peer": peer_n,
-                         "ours_cpu_s_per_user": ours_per_user, "peer_cpu_s_per_user": peer_per_user,
-                         "ours_wall_s": ours["wall_s"], "peer_wall_s": theirs["wall_s"],
-                         "speedup_vs_warm_peer": peer_per_user / ours_per_user})
+            rows.append(
+                {
+                    "what": f"{name} k={k} perturb + estimate",
+                    "n_ours": ours_n,
+                    "n_peer": peer_n,
+                    "ours_cpu_s_per_user": ours_per_user,
+                    "peer_cpu_s_per_user": peer_per_user,
+                    "ours_wall_s": ours["wall_s"],
+                    "peer_wall_s": theirs["wall_s"],
+                    "speedup_vs_warm_peer": peer_per_user / ours_per_user,
+                }
+            )
     return rows
 
 
 def pair(what: str, before, after, repeats: int, floor=None, **extra) -> dict:
     b, a = measure(before, repeats), measure(after, repeats)
-    row = {"what": what, "before_cpu_s": b["cpu_s"], "after_cpu_s": a["cpu_s"], "before_wall_s": b["wall_s"],
-           "after_wall_s": a["wall_s"], "speedup": b["cpu_s"] / a["cpu_s"], **extra}
+    row = {
+        "what": what,
+        "before_cpu_s": b["cpu_s"],
+        "after_cpu_s": a["cpu_s"],
+        "before_wall_s": b["wall_s"],
+        "after_wall_s": a["wall_s"],
+        "speedup": b["cpu_s"] / a["cpu_s"],
+        **extra,
+    }
     if floor is not None:
         f = measure(floor, repeats)
         row.update(floor_cpu_s=f["cpu_s"], after_over_floor=a["cpu_s"] / f["cpu_s"])
@@ -123,35 +140,74 @@ def bench_sufficient(quick: bool, repeats: int, rng) -> list[dict]:
     # Laplace mean on a Vehicle-sized table (98,528 users × 100 attributes, ε/d per attribute)
     xv = rng.uniform(-1.0, 1.0, (98_528, 100))
     lap = make_collector("laplace", 4.0, 100)
-    rows.append(pair("Laplace mean, Vehicle size (98,528 × 100)", lambda: lap.estimate_per_user(xv, rng),
-                     lambda: lap.estimate(xv, rng), repeats, floor=lambda: rng.random(2 * 100)))
+    rows.append(
+        pair(
+            "Laplace mean, Vehicle size (98,528 × 100)",
+            lambda: lap.estimate_per_user(xv, rng),
+            lambda: lap.estimate(xv, rng),
+            repeats,
+            floor=lambda: rng.random(2 * 100),
+        )
+    )
     x1 = rng.uniform(-1.0, 1.0, 1_000_000)
     lap1 = make_collector("laplace", 1.0, 1)
-    rows.append(pair("Laplace mean, 1-D, n = 10⁶", lambda: lap1.estimate_per_user(x1, rng),
-                     lambda: lap1.estimate(x1, rng), repeats))
+    rows.append(
+        pair(
+            "Laplace mean, 1-D, n = 10⁶",
+            lambda: lap1.estimate_per_user(x1, rng),
+            lambda: lap1.estimate(x1, rng),
+            repeats,
+        )
+    )
     gl = GradedLaplaceEstimator(1.0)
-    rows.append(pair("graded Laplace mean, n = 10⁶", lambda: gl.estimate_per_user(x1, rng),
-                     lambda: gl.estimate(x1, rng), repeats))
+    rows.append(
+        pair(
+            "graded Laplace mean, n = 10⁶", lambda: gl.estimate_per_user(x1, rng), lambda: gl.estimate(x1, rng), repeats
+        )
+    )
     pm = get_multidim("pm_sub", 8.0, 100)
-    rows.append(pair("sampled multidim mean (PM-SUB, d = 100, k = 3), Vehicle size",
-                     lambda: pm.perturb(xv, rng).mean(axis=0), lambda: pm.group_means(xv[None], rng), repeats,
-                     floor=lambda: rng.random(98_528 * 2 * pm.k)))
+    rows.append(
+        pair(
+            "sampled multidim mean (PM-SUB, d = 100, k = 3), Vehicle size",
+            lambda: pm.perturb(xv, rng).mean(axis=0),
+            lambda: pm.group_means(xv[None], rng),
+            repeats,
+            floor=lambda: rng.random(98_528 * 2 * pm.k),
+        )
+    )
     grr = get_oracle("grr", 1024, eps=1.0)
     counts = np.bincount(rng.integers(0, 1024, 1_000_000), minlength=1024)
-    rows.append(pair("GRR counts sampler, k = 1024, n = 10⁶", lambda: grr.sample_support_counts_per_value(counts, rng),
-                     lambda: grr.sample_support_counts(counts, rng), repeats, floor=lambda: rng.random(2 * 1024)))
+    rows.append(
+        pair(
+            "GRR counts sampler, k = 1024, n = 10⁶",
+            lambda: grr.sample_support_counts_per_value(counts, rng),
+            lambda: grr.sample_support_counts(counts, rng),
+            repeats,
+            floor=lambda: rng.random(2 * 1024),
+        )
+    )
     h = HierAEstimator(0.1, mu=2)
     xg = np.clip(rng.normal(0.3, 0.2, 1_000_000), -1, 1)
     prepared = sort_by_level(xg, h.levels)
-    rows.append(pair("HierA counts per repetition, n = 10⁶ continuous (sort per rep → once)",
-                     lambda: h.model.run(xg, rng, path="count"),
-                     lambda: h.model.estimate_from_counts(prepared.sample_counts(rng), rng), repeats,
-                     floor=lambda: rng.random(1_000_000)))
+    rows.append(
+        pair(
+            "HierA counts per repetition, n = 10⁶ continuous (sort per rep → once)",
+            lambda: h.model.run(xg, rng, path="count"),
+            lambda: h.model.estimate_from_counts(prepared.sample_counts(rng), rng),
+            repeats,
+            floor=lambda: rng.random(1_000_000),
+        )
+    )
     ages = np.round(rng.uniform(0, 95, 1_000_000)) / 47.5 - 1.0
     prepared_ages = sort_by_level(ages, h.levels)
-    rows.append(pair("HierA counts per repetition, n = 10⁶ integer ages (by distinct value)",
-                     lambda: h.model.run(ages, rng, path="count"),
-                     lambda: h.model.estimate_from_counts(prepared_ages.sample_counts(rng), rng), repeats))
+    rows.append(
+        pair(
+            "HierA counts per repetition, n = 10⁶ integer ages (by distinct value)",
+            lambda: h.model.run(ages, rng, path="count"),
+            lambda: h.model.estimate_from_counts(prepared_ages.sample_counts(rng), rng),
+            repeats,
+        )
+    )
     return rows
 
 
@@ -177,9 +233,16 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
         h = HierAEstimator(0.1, mu=2)
         return [h.estimate(xg, rng) for _ in range(T)]
 
-    rows.append(pair(f"HierA fig1 job, one (ε, μ), T = {T} reps, n = 10⁶", hiera_before, hiera_after,
-                     max(3, repeats // 2), floor=lambda: [rng.random(1_000_000) for _ in range(T)],
-                     floor_note="T·n uniforms (one Harmony discretisation draw per user and repetition)"))
+    rows.append(
+        pair(
+            f"HierA fig1 job, one (ε, μ), T = {T} reps, n = 10⁶",
+            hiera_before,
+            hiera_after,
+            max(3, repeats // 2),
+            floor=lambda: [rng.random(1_000_000) for _ in range(T)],
+            floor_note="T·n uniforms (one Harmony discretisation draw per user and repetition)",
+        )
+    )
     # ldpfl fig10 SVM LDP-SGD at one ε: F CV fits, PM (sampled, k = ⌊ε/2.5⌋ attributes)
     X, y = _vehicle_like(rng)
     n_train = X.shape[0] * 9 // 10
@@ -201,14 +264,24 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
         rng_floor = measure(lambda: rng.random(n_train * 2 * mech.k), repeats)
         data_floor = measure(lambda: X[orders[0]] @ theta, repeats)
         per_fit_before, per_fit_after = b["cpu_s"] / Fb, a["cpu_s"] / F
-        rows.append({"what": f"ldpfl fig10 SGD (SVM, PM), ε = {eps:g}: G = {G}, {n_train // G} steps, per fit",
-                     "before_cpu_s": per_fit_before, "after_cpu_s": per_fit_after,
-                     "before_wall_s": b["wall_s"] / Fb, "after_wall_s": a["wall_s"] / F,
-                     "speedup": per_fit_before / per_fit_after, "floor_cpu_s": rng_floor["cpu_s"],
-                     "after_over_floor": per_fit_after / rng_floor["cpu_s"],
-                     "data_pass_cpu_s": data_floor["cpu_s"], "after_over_data_pass": per_fit_after / data_floor["cpu_s"],
-                     "fits_batched": F, "floor_note": f"n_train·2k = {n_train * 2 * mech.k:,} uniforms per fit",
-                     "job_after_cpu_s_50_fits": per_fit_after * 50, "job_before_cpu_s_50_fits": per_fit_before * 50})
+        rows.append(
+            {
+                "what": f"ldpfl fig10 SGD (SVM, PM), ε = {eps:g}: G = {G}, {n_train // G} steps, per fit",
+                "before_cpu_s": per_fit_before,
+                "after_cpu_s": per_fit_after,
+                "before_wall_s": b["wall_s"] / Fb,
+                "after_wall_s": a["wall_s"] / F,
+                "speedup": per_fit_before / per_fit_after,
+                "floor_cpu_s": rng_floor["cpu_s"],
+                "after_over_floor": per_fit_after / rng_floor["cpu_s"],
+                "data_pass_cpu_s": data_floor["cpu_s"],
+                "after_over_data_pass": per_fit_after / data_floor["cpu_s"],
+                "fits_batched": F,
+                "floor_note": f"n_train·2k = {n_train * 2 * mech.k:,} uniforms per fit",
+                "job_after_cpu_s_50_fits": per_fit_after * 50,
+                "job_before_cpu_s_50_fits": per_fit_before * 50,
+            }
+        )
     return rows
 
 
@@ -218,35 +291,57 @@ def _fmt_s(s):
 
 def to_markdown(res: dict) -> str:
     m = res["meta"]
-    out = [f"<!-- generated by benchmarks/bench.py{' --quick' if m['quick'] else ''}; do not edit by hand -->",
-           f"# ldprepro benchmark ({'quick' if m['quick'] else 'full'} mode)", "",
-           f"Measured {m['date']} on {m['machine']} ({m['python']}, numpy {m['numpy']}, {m['cpus']} CPUs, shared). "
-           "CPU time (`time.process_time`), minimum over repeats after a warm-up; every ratio is between two "
-           "quantities measured in this run.", "",
-           f"## 1-D mechanisms, n = {m['n_mech']:,}, ε = 1 (reference: `Generator.random(n)`)", "",
-           "| mechanism | CPU | wall | × raw uniform rate |", "|---|---|---|---|"]
+    out = [
+        f"<!-- generated by benchmarks/bench.py{' --quick' if m['quick'] else ''}; do not edit by hand -->",
+        f"# ldprepro benchmark ({'quick' if m['quick'] else 'full'} mode)",
+        "",
+        f"Measured {m['date']} on {m['machine']} ({m['python']}, numpy {m['numpy']}, {m['cpus']} CPUs, shared). "
+        "CPU time (`time.process_time`), minimum over repeats after a warm-up; every ratio is between two "
+        "quantities measured in this run.",
+        "",
+        f"## 1-D mechanisms, n = {m['n_mech']:,}, ε = 1 (reference: `Generator.random(n)`)",
+        "",
+        "| mechanism | CPU | wall | × raw uniform rate |",
+        "|---|---|---|---|",
+    ]
     for r in res["mechanisms"]:
         out.append(f"| {r['what']} | {_fmt_s(r['cpu_s'])} | {_fmt_s(r['wall_s'])} | {r['ratio_to_reference']:.2f} |")
-    out += ["", "## Frequency oracles against multi-freq-ldpy (warmed up: its numba compile is not timed), ε = 1", "",
-            "| oracle | ours CPU per user | peer CPU per user | speed-up | users (ours / peer) |", "|---|---|---|---|---|"]
+    out += [
+        "",
+        "## Frequency oracles against multi-freq-ldpy (warmed up: its numba compile is not timed), ε = 1",
+        "",
+        "| oracle | ours CPU per user | peer CPU per user | speed-up | users (ours / peer) |",
+        "|---|---|---|---|---|",
+    ]
     for r in res["frequency"]:
         if "speedup_vs_warm_peer" not in r:
             out.append(f"| {r['what']} | | | | |")
             continue
-        out.append(f"| {r['what']} | {r['ours_cpu_s_per_user'] * 1e9:,.1f} ns | {r['peer_cpu_s_per_user'] * 1e9:,.0f} ns | "
-                   f"{r['speedup_vs_warm_peer']:,.1f}× | {r['n_ours']:,} / {r['n_peer']:,} |")
-    for key, title in (("sufficient", "Exact sufficient statistics (before: the per-user path; same law)"),
-                       ("jobs", "Jobs (before: the per-repetition / per-fit path)")):
-        out += ["", f"## {title}", "",
-                "| what | before CPU | after CPU | speed-up | floor CPU | after / floor | note |", "|---|---|---|---|---|---|---|"]
+        out.append(
+            f"| {r['what']} | {r['ours_cpu_s_per_user'] * 1e9:,.1f} ns | {r['peer_cpu_s_per_user'] * 1e9:,.0f} ns | "
+            f"{r['speedup_vs_warm_peer']:,.1f}× | {r['n_ours']:,} / {r['n_peer']:,} |"
+        )
+    for key, title in (
+        ("sufficient", "Exact sufficient statistics (before: the per-user path; same law)"),
+        ("jobs", "Jobs (before: the per-repetition / per-fit path)"),
+    ):
+        out += [
+            "",
+            f"## {title}",
+            "",
+            "| what | before CPU | after CPU | speed-up | floor CPU | after / floor | note |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in res[key]:
             floor = r.get("floor_cpu_s")
             extra = r.get("floor_note", "")
             if "after_over_data_pass" in r:
                 extra += f"; data pass (gather + X·θ) {_fmt_s(r['data_pass_cpu_s'])}, after / data pass {r['after_over_data_pass']:.1f}"
             ratio = "" if floor is None else f"{r['after_over_floor']:.1f}"
-            out.append(f"| {r['what']} | {_fmt_s(r['before_cpu_s'])} | {_fmt_s(r['after_cpu_s'])} | {r['speedup']:,.1f}× | "
-                       f"{_fmt_s(floor)} | {ratio} | {extra} |")
+            out.append(
+                f"| {r['what']} | {_fmt_s(r['before_cpu_s'])} | {_fmt_s(r['after_cpu_s'])} | {r['speedup']:,.1f}× | "
+                f"{_fmt_s(floor)} | {ratio} | {extra} |"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -259,13 +354,24 @@ def main(argv=None):
     full = not args.quick
     repeats = SIZES["repeats"][full]
     rng = rng_for(0, "benchmark")
-    res = {"meta": {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "quick": args.quick,
-                    "machine": platform.machine(), "python": f"{platform.python_implementation()} {platform.python_version()}",
-                    "numpy": np.__version__, "cpus": os.cpu_count(), "n_mech": SIZES["n_mech"][full], "repeats": repeats}}
-    sections = {"mechanisms": lambda: bench_mechanisms(SIZES["n_mech"][full], repeats, rng),
-                "frequency": lambda: bench_frequency(SIZES["n_mech"][full], SIZES["peer_n"][full], repeats, rng),
-                "sufficient": lambda: bench_sufficient(args.quick, repeats, rng),
-                "jobs": lambda: bench_jobs(args.quick, repeats, rng)}
+    res = {
+        "meta": {
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "quick": args.quick,
+            "machine": platform.machine(),
+            "python": f"{platform.python_implementation()} {platform.python_version()}",
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "n_mech": SIZES["n_mech"][full],
+            "repeats": repeats,
+        }
+    }
+    sections = {
+        "mechanisms": lambda: bench_mechanisms(SIZES["n_mech"][full], repeats, rng),
+        "frequency": lambda: bench_frequency(SIZES["n_mech"][full], SIZES["peer_n"][full], repeats, rng),
+        "sufficient": lambda: bench_sufficient(args.quick, repeats, rng),
+        "jobs": lambda: bench_jobs(args.quick, repeats, rng),
+    }
     for name, run in sections.items():
         if args.only is None or name in args.only:
             t0 = time.perf_counter()
@@ -275,7 +381,10 @@ def main(argv=None):
             res[name] = []
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for path, text in ((out / "results.json", json.dumps(res, indent=1, ensure_ascii=False)), (out / "results.md", to_markdown(res))):
+    for path, text in (
+        (out / "results.json", json.dumps(res, indent=1, ensure_ascii=False)),
+        (out / "results.md", to_markdown(res)),
+    ):
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_text(text)
         tmp.replace(path)

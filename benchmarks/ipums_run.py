@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import itertools
 import json
 import math
 import subprocess
@@ -74,8 +73,15 @@ def job_startup_cpu_s() -> float:
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", "import ldprepro.experiments.sgd_figures, ldprepro.experiments.mean_figures, "
-                    "ldprepro.data.transform, ldprepro.results"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import ldprepro.experiments.sgd_figures, ldprepro.experiments.mean_figures, "
+            "ldprepro.data.transform, ldprepro.results",
+        ],
+        check=True,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -85,8 +91,14 @@ def read_benchmarks(workdir: Path, fig: str) -> list[dict]:
     for tsv in sorted((workdir / "logs" / "benchmarks" / fig).glob("*.tsv")):
         with tsv.open() as fh:
             rec = next(csv.DictReader(fh, delimiter="\t"))
-        rows.append({"job": tsv.stem, "s": float(rec["s"]), "max_rss_mb": float(rec.get("max_rss") or "nan"),
-                     "cpu_time_s": float(rec.get("cpu_time") or "nan")})
+        rows.append(
+            {
+                "job": tsv.stem,
+                "s": float(rec["s"]),
+                "max_rss_mb": float(rec.get("max_rss") or "nan"),
+                "cpu_time_s": float(rec.get("cpu_time") or "nan"),
+            }
+        )
     return rows
 
 
@@ -95,8 +107,13 @@ def main(argv=None):
     parser.add_argument("--fraction", type=float, default=1.0)
     parser.add_argument("--scale", default="paper", choices=["paper", "smoke"])
     parser.add_argument("--figures", nargs="*", default=None, help="paper/figN (default: every IPUMS figure)")
-    parser.add_argument("--jobs-only", nargs=2, metavar=("DATASET", "MECHANISM"), default=None,
-                        help="run one job of each listed figure instead of the figures")
+    parser.add_argument(
+        "--jobs-only",
+        nargs=2,
+        metavar=("DATASET", "MECHANISM"),
+        default=None,
+        help="run one job of each listed figure instead of the figures",
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ldprepro_ipums_scale"))
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--out-dir", type=Path, default=HERE)
@@ -126,9 +143,24 @@ def main(argv=None):
             targets = [f"results/{paper}/{figure}/{args.jobs_only[0]}__{args.jobs_only[1]}.parquet"]
         else:
             targets = [f"figures/{paper}/{figure}.png"]
-        cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(args.workdir),
-               "--configfile", str(REPO / "config.yaml"), str(args.workdir / "overlay.yaml"),
-               "-c", str(args.cores), "--rerun-triggers", "mtime", "--", *targets]
+        cmd = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "-d",
+            str(args.workdir),
+            "--configfile",
+            str(REPO / "config.yaml"),
+            str(args.workdir / "overlay.yaml"),
+            "-c",
+            str(args.cores),
+            "--rerun-triggers",
+            "mtime",
+            "--",
+            *targets,
+        ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=args.workdir)
         wall = time.perf_counter() - t0
@@ -144,36 +176,60 @@ def main(argv=None):
             n = int(card.get("rows_after_cleaning") or 0)
             panel = next(p for p in entry["panels"] if p["dataset"] == ds)
             if entry.get("kind") == "sgd":  # encoded dimension D ≈ numeric + Σ (k − 1) (an upper bound for one-hot)
-                d = sum(1 if c.get("type") == "numeric" else max(1, len(c.get("categories") or [0, 0]) - 1)
-                        for c in card.get("columns", []))
+                d = sum(
+                    1 if c.get("type") == "numeric" else max(1, len(c.get("categories") or [0, 0]) - 1)
+                    for c in card.get("columns", [])
+                )
             else:
                 d = len(panel.get("columns", [1]))
             # projection: fixed start-up + the rest scaled linearly in n (an upper bound where the
             # cost is sublinear, e.g. HierA on integer ages, summarised by distinct value)
             work = max(0.0, job["cpu_time_s"] - startup)
-            job.update(n_users=n, dims=d, **floor_per_job(entry, n, d),
-                       projected_cpu_s_full_size=startup + work / args.fraction)
-        results.append({"figure": fig, "wall_s": wall, "jobs": jobs,
-                        "peak_rss_mb": max((j["max_rss_mb"] for j in jobs), default=float("nan"))})
+            job.update(
+                n_users=n,
+                dims=d,
+                **floor_per_job(entry, n, d),
+                projected_cpu_s_full_size=startup + work / args.fraction,
+            )
+        results.append(
+            {
+                "figure": fig,
+                "wall_s": wall,
+                "jobs": jobs,
+                "peak_rss_mb": max((j["max_rss_mb"] for j in jobs), default=float("nan")),
+            }
+        )
         print(f"{fig}: {wall:.1f} s wall, {len(jobs)} jobs, peak {results[-1]['peak_rss_mb']:.0f} MB", flush=True)
-    meta = {"startup_cpu_s": startup, "fraction": args.fraction, "scale": args.scale, "records": sizes, "synthetic": True,
-            "note": "SYNTHETIC IPUMS-format data (benchmarks/ipums_scale.py), not IPUMS"}
+    meta = {
+        "startup_cpu_s": startup,
+        "fraction": args.fraction,
+        "scale": args.scale,
+        "records": sizes,
+        "synthetic": True,
+        "note": "SYNTHETIC IPUMS-format data (benchmarks/ipums_scale.py), not IPUMS",
+    }
     out = {"meta": meta, "figures": results}
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "ipums_results.json").write_text(json.dumps(out, indent=1))
-    lines = ["<!-- generated by benchmarks/ipums_run.py; do not edit by hand -->",
-             f"# IPUMS-sized run on SYNTHETIC data (fraction {args.fraction:g} of the paper sizes, scale {args.scale})", "",
-             "Measured on SYNTHETIC IPUMS-format data. The last column is a PROJECTION, not a measurement, and an upper bound when the cost is a + b·n: "
-             f"start-up CPU ({startup:.1f} s, measured) + the rest × 1/fraction (linear in the number of users: mean "
-             "estimation draws per user, SGD's steps and gradients are linear in n_train; an upper bound where the "
-             "cost is sublinear, e.g. HierA on integer ages).", "",
-             "| figure | job | n users | D | wall s | CPU s | peak RSS MB | fits | flops (floor) | random numbers (floor) | CPU s at full size, upper bound (projection) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "<!-- generated by benchmarks/ipums_run.py; do not edit by hand -->",
+        f"# IPUMS-sized run on SYNTHETIC data (fraction {args.fraction:g} of the paper sizes, scale {args.scale})",
+        "",
+        "Measured on SYNTHETIC IPUMS-format data. The last column is a PROJECTION, not a measurement, and an upper bound when the cost is a + b·n: "
+        f"start-up CPU ({startup:.1f} s, measured) + the rest × 1/fraction (linear in the number of users: mean "
+        "estimation draws per user, SGD's steps and gradients are linear in n_train; an upper bound where the "
+        "cost is sublinear, e.g. HierA on integer ages).",
+        "",
+        "| figure | job | n users | D | wall s | CPU s | peak RSS MB | fits | flops (floor) | random numbers (floor) | CPU s at full size, upper bound (projection) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         for j in r["jobs"]:
-            lines.append(f"| {r['figure']} | {j['job']} | {j['n_users']:,} | {j['dims']} | {j['s']:.1f} | {j['cpu_time_s']:.1f} | "
-                         f"{j['max_rss_mb']:.0f} | {j['fits']} | {j['flops']:.2e} | {j['random_numbers']:.2e} | "
-                         f"≤ {j['projected_cpu_s_full_size']:.0f} (projection) |")
+            lines.append(
+                f"| {r['figure']} | {j['job']} | {j['n_users']:,} | {j['dims']} | {j['s']:.1f} | {j['cpu_time_s']:.1f} | "
+                f"{j['max_rss_mb']:.0f} | {j['fits']} | {j['flops']:.2e} | {j['random_numbers']:.2e} | "
+                f"≤ {j['projected_cpu_s_full_size']:.0f} (projection) |"
+            )
     (args.out_dir / "ipums_results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -26,8 +26,11 @@ import numpy as np
 from ldprepro.seeding import rng_for
 
 PAPER_SIZES = {"br": 4_000_000, "mx": 4_000_000, "us": 1_520_000}
-SAMPLES = {"br": ("ipumsi", 76, 2010, 76201001), "mx": ("ipumsi", 484, 2010, 484201001),
-           "us": ("usa", 840, 2010, 201001)}
+SAMPLES = {
+    "br": ("ipumsi", 76, 2010, 76201001),
+    "mx": ("ipumsi", 484, 2010, 484201001),
+    "us": ("usa", 840, 2010, 201001),
+}
 
 # name: (width, categories {code: label} or None for numeric, missing/NIU codes)
 VARIABLES = {
@@ -41,36 +44,126 @@ VARIABLES = {
     "INCTOT": (7, None, [9999998, 9999999]),
     "INCEARN": (8, None, [99999998, 99999999]),
     "SEX": (1, {1: "Male", 2: "Female", 9: "Unknown"}, [9]),
-    "MARST": (1, {1: "Single/never married", 2: "Married/in union", 3: "Separated/divorced/spouse absent",
-                  4: "Widowed", 9: "Unknown/missing"}, [9]),
+    "MARST": (
+        1,
+        {
+            1: "Single/never married",
+            2: "Married/in union",
+            3: "Separated/divorced/spouse absent",
+            4: "Widowed",
+            9: "Unknown/missing",
+        },
+        [9],
+    ),
     "NATIVITY": (1, {1: "Native-born", 2: "Foreign-born", 9: "Unknown/missing"}, [9]),
     "URBAN": (1, {1: "Rural", 2: "Urban", 9: "Unknown"}, [9]),
     "LIT": (1, {0: "NIU (not in universe)", 1: "No, illiterate", 2: "Yes, literate", 9: "Unknown/missing"}, [0, 9]),
-    "SCHOOL": (1, {0: "NIU (not in universe)", 1: "Yes", 2: "No, not specified", 3: "No, attended in the past",
-                   4: "No, never attended", 9: "Unknown/missing"}, [0, 9]),
-    "EDATTAIN": (1, {0: "NIU (not in universe)", 1: "Less than primary completed", 2: "Primary completed",
-                     3: "Secondary completed", 4: "University completed", 9: "Unknown"}, [0, 9]),
-    "EMPSTAT": (1, {0: "NIU (not in universe)", 1: "Employed", 2: "Unemployed", 3: "Inactive", 9: "Unknown/missing"}, [0, 9]),
-    "CLASSWK": (1, {0: "NIU (not in universe)", 1: "Self-employed", 2: "Wage/salary worker", 3: "Unpaid worker",
-                    4: "Other", 9: "Unknown/missing"}, [0, 9]),
-    "RACE": (1, {1: "White", 2: "Black/African American", 3: "American Indian or Alaska Native", 4: "Chinese",
-                 5: "Japanese", 6: "Other Asian or Pacific Islander", 7: "Other race", 8: "Two major races",
-                 9: "Three or more major races"}, []),
-    "RELATE": (1, {1: "Head", 2: "Spouse/partner", 3: "Child", 4: "Other relative", 5: "Non-relative",
-                   9: "Unknown"}, [9]),
+    "SCHOOL": (
+        1,
+        {
+            0: "NIU (not in universe)",
+            1: "Yes",
+            2: "No, not specified",
+            3: "No, attended in the past",
+            4: "No, never attended",
+            9: "Unknown/missing",
+        },
+        [0, 9],
+    ),
+    "EDATTAIN": (
+        1,
+        {
+            0: "NIU (not in universe)",
+            1: "Less than primary completed",
+            2: "Primary completed",
+            3: "Secondary completed",
+            4: "University completed",
+            9: "Unknown",
+        },
+        [0, 9],
+    ),
+    "EMPSTAT": (
+        1,
+        {0: "NIU (not in universe)", 1: "Employed", 2: "Unemployed", 3: "Inactive", 9: "Unknown/missing"},
+        [0, 9],
+    ),
+    "CLASSWK": (
+        1,
+        {
+            0: "NIU (not in universe)",
+            1: "Self-employed",
+            2: "Wage/salary worker",
+            3: "Unpaid worker",
+            4: "Other",
+            9: "Unknown/missing",
+        },
+        [0, 9],
+    ),
+    "RACE": (
+        1,
+        {
+            1: "White",
+            2: "Black/African American",
+            3: "American Indian or Alaska Native",
+            4: "Chinese",
+            5: "Japanese",
+            6: "Other Asian or Pacific Islander",
+            7: "Other race",
+            8: "Two major races",
+            9: "Three or more major races",
+        },
+        [],
+    ),
+    "RELATE": (
+        1,
+        {1: "Head", 2: "Spouse/partner", 3: "Child", 4: "Other relative", 5: "Non-relative", 9: "Unknown"},
+        [9],
+    ),
     "DISABLED": (1, {1: "Disabled", 2: "Not disabled", 9: "Unknown"}, [9]),
-    "RELIGION": (1, {1: "No religion", 2: "Buddhist", 3: "Hindu", 4: "Jewish", 5: "Muslim", 6: "Christian",
-                     7: "Other", 9: "Unknown"}, [9]),
+    "RELIGION": (
+        1,
+        {
+            1: "No religion",
+            2: "Buddhist",
+            3: "Hindu",
+            4: "Jewish",
+            5: "Muslim",
+            6: "Christian",
+            7: "Other",
+            9: "Unknown",
+        },
+        [9],
+    ),
     "OWNERSHIP": (1, {0: "NIU (not in universe)", 1: "Owned", 2: "Not owned", 9: "Unknown"}, [0, 9]),
-    "ELECTRIC": (1, {0: "NIU (not in universe)", 1: "Yes, has electricity", 2: "No, lacks electricity",
-                     9: "Unknown"}, [0, 9]),
-    "EDUC": (2, {0: "N/A or no schooling", 1: "Nursery school to grade 4", 2: "Grade 5, 6, 7, or 8", 3: "Grade 9",
-                 4: "Grade 10", 5: "Grade 11", 6: "Grade 12", 7: "1 year of college", 8: "2 years of college",
-                 10: "4 years of college", 11: "5+ years of college"}, []),
+    "ELECTRIC": (
+        1,
+        {0: "NIU (not in universe)", 1: "Yes, has electricity", 2: "No, lacks electricity", 9: "Unknown"},
+        [0, 9],
+    ),
+    "EDUC": (
+        2,
+        {
+            0: "N/A or no schooling",
+            1: "Nursery school to grade 4",
+            2: "Grade 5, 6, 7, or 8",
+            3: "Grade 9",
+            4: "Grade 10",
+            5: "Grade 11",
+            6: "Grade 12",
+            7: "1 year of college",
+            8: "2 years of college",
+            10: "4 years of college",
+            11: "5+ years of college",
+        },
+        [],
+    ),
 }
 
 
-def selected(ds: str, config: Path = Path(__file__).resolve().parents[1] / "config.yaml") -> dict[str, list]:
+CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
+
+
+def selected(ds: str, config: Path = CONFIG) -> dict[str, list]:
     """{variable: missing codes} the configuration selects for ipums_<ds> (numeric, then categorical)."""
     import yaml
 
@@ -78,7 +171,9 @@ def selected(ds: str, config: Path = Path(__file__).resolve().parents[1] / "conf
     out = {}
     for var, cfg in {**(opts.get("numeric") or {}), **(opts.get("categorical") or {})}.items():
         if var not in VARIABLES:
-            raise ValueError(f"config.yaml datasets.ipums_{ds}: no synthetic law for variable {var!r}; add it to VARIABLES")
+            raise ValueError(
+                f"config.yaml datasets.ipums_{ds}: no synthetic law for variable {var!r}; add it to VARIABLES"
+            )
         out[var] = list((cfg or {}).get("missing_codes", []))
     return out
 
@@ -93,7 +188,9 @@ def _draw(name: str, n: int, rng: np.random.Generator, cols: dict, missing: list
     width, cats, _ = VARIABLES[name]
     if cats is not None:
         valid = [c for c in cats if c not in missing]
-        out = rng.choice(valid, size=n, p=np.diff(np.concatenate([[0], np.sort(rng.uniform(0, 1, len(valid) - 1)), [1]])))
+        out = rng.choice(
+            valid, size=n, p=np.diff(np.concatenate([[0], np.sort(rng.uniform(0, 1, len(valid) - 1)), [1]]))
+        )
     elif name == "AGE":
         out = np.minimum(rng.gamma(2.2, 16.0, n), 100).astype(np.int64)
     elif name in ("CHBORN", "CHSURV"):
@@ -145,17 +242,23 @@ def write_ddi(path: Path, ds: str, n: int) -> None:
     parts = []
     for name, start, end in layout(ds):
         cats = VARIABLES.get(name, (None, None, None))[1]
-        cat_xml = "".join(f"<catgry><catValu>{c}</catValu><labl>{lab}</labl></catgry>" for c, lab in (cats or {}).items())
-        parts.append(f'<var ID="{name}" name="{name}" dcml="0" intrvl="{"discrete" if cats else "contin"}">'
-                     f'<location StartPos="{start}" EndPos="{end}" width="{end - start + 1}"/>'
-                     f"<labl>{name.title()} (SYNTHETIC)</labl>{cat_xml}</var>")
-    xml = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-           '<codeBook xmlns="ddi:codebook:2_5" version="2.5">'
-           f"<stdyDscr><citation><titlStmt><titl>SYNTHETIC {collection} {ds.upper()} 2010-format extract, "
-           f"{n:,} person records: random values for benchmarking ldprepro, NOT IPUMS data</titl></titlStmt>"
-           "</citation></stdyDscr>"
-           f"<fileDscr><fileTxt><fileName>SYNTHETIC_{ds}.dat</fileName></fileTxt></fileDscr>"
-           f'<dataDscr>{"".join(parts)}</dataDscr></codeBook>\n')
+        cat_xml = "".join(
+            f"<catgry><catValu>{c}</catValu><labl>{lab}</labl></catgry>" for c, lab in (cats or {}).items()
+        )
+        parts.append(
+            f'<var ID="{name}" name="{name}" dcml="0" intrvl="{"discrete" if cats else "contin"}">'
+            f'<location StartPos="{start}" EndPos="{end}" width="{end - start + 1}"/>'
+            f"<labl>{name.title()} (SYNTHETIC)</labl>{cat_xml}</var>"
+        )
+    xml = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<codeBook xmlns="ddi:codebook:2_5" version="2.5">'
+        f"<stdyDscr><citation><titlStmt><titl>SYNTHETIC {collection} {ds.upper()} 2010-format extract, "
+        f"{n:,} person records: random values for benchmarking ldprepro, NOT IPUMS data</titl></titlStmt>"
+        "</citation></stdyDscr>"
+        f"<fileDscr><fileTxt><fileName>SYNTHETIC_{ds}.dat</fileName></fileTxt></fileDscr>"
+        f"<dataDscr>{''.join(parts)}</dataDscr></codeBook>\n"
+    )
     path.write_text(xml)
 
 
@@ -171,8 +274,13 @@ def generate(out_dir: Path, ds: str, n: int, seed: int = 0) -> tuple[Path, Path]
         for start in range(0, n, CHUNK):
             m = min(CHUNK, n - start)
             rng = rng_for(seed, {"ipums_scale": ds, "chunk": start})
-            cols = {"COUNTRY": np.full(m, country), "YEAR": np.full(m, year), "SAMPLE": np.full(m, sample),
-                    "SERIAL": np.arange(start, start + m) // 3 + 1, "PERNUM": np.arange(start, start + m) % 3 + 1}
+            cols = {
+                "COUNTRY": np.full(m, country),
+                "YEAR": np.full(m, year),
+                "SAMPLE": np.full(m, sample),
+                "SERIAL": np.arange(start, start + m) // 3 + 1,
+                "PERNUM": np.arange(start, start + m) % 3 + 1,
+            }
             for v, missing in sel.items():
                 cols[v] = _draw(v, m, rng, cols, missing)
             rec = np.empty((m, width + 1), dtype=np.uint8)
@@ -188,7 +296,9 @@ def generate(out_dir: Path, ds: str, n: int, seed: int = 0) -> tuple[Path, Path]
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--fraction", type=float, default=1.0, help="of the paper sizes (default 1: BR, MX 4 M, US 1.52 M)")
+    parser.add_argument(
+        "--fraction", type=float, default=1.0, help="of the paper sizes (default 1: BR, MX 4 M, US 1.52 M)"
+    )
     parser.add_argument("--datasets", nargs="*", default=list(PAPER_SIZES), choices=list(PAPER_SIZES))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -84,14 +84,14 @@ def ensure_installed() -> None:
     install = ["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", *APT_PACKAGES]
     proc = subprocess.run(install, capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
-        upd = subprocess.run(["apt-get", *lock, "update", "-q"], capture_output=True, text=True, env=env,
-                             timeout=900)
+        upd = subprocess.run(["apt-get", *lock, "update", "-q"], capture_output=True, text=True, env=env, timeout=900)
         if upd.returncode != 0:
             raise SlurmSetupError(f"apt-get update failed (exit {upd.returncode}):\n{upd.stderr[-3000:]}")
         proc = subprocess.run(install, capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
-        raise SlurmSetupError(f"{' '.join(install)} failed (exit {proc.returncode}):\n"
-                              f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        raise SlurmSetupError(
+            f"{' '.join(install)} failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        )
     still = _missing_binaries()
     if still:
         raise SlurmSetupError(f"after {' '.join(install)}, still missing: {', '.join(still)}")
@@ -138,10 +138,16 @@ class SlurmCluster:
         self._lock_fd: int | None = None
         self.munge_key = d["munge"] / "munge.key"
         self.munge_socket = d["munge"] / "munge.socket"
-        self.pidfiles = {"slurmctld": d["run"] / "slurmctld.pid", "slurmd": d["run"] / "slurmd.pid",
-                         "munged": d["munge"] / "munged.pid"}
-        self.logs = {"slurmctld": d["log"] / "slurmctld.log", "slurmd": d["log"] / "slurmd.log",
-                     "munged": d["munge"] / "munged.log"}
+        self.pidfiles = {
+            "slurmctld": d["run"] / "slurmctld.pid",
+            "slurmd": d["run"] / "slurmd.pid",
+            "munged": d["munge"] / "munged.pid",
+        }
+        self.logs = {
+            "slurmctld": d["log"] / "slurmctld.log",
+            "slurmd": d["log"] / "slurmd.log",
+            "munged": d["munge"] / "munged.log",
+        }
         self.dirs = d
         # Leave room for the OS and the test's own processes; slurmd rejects a node whose
         # RealMemory exceeds what it measures.
@@ -189,11 +195,12 @@ class SlurmCluster:
             "SlurmdTimeout=60",
             "InactiveLimit=0",
             "KillWait=5",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} RealMemory={self.real_memory_mb} "
-            "State=UNKNOWN",
+            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} RealMemory={self.real_memory_mb} State=UNKNOWN",
             f"PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
-            *(f"PartitionName={p} Nodes={self.node} Default=NO MaxTime=INFINITE State=UP"
-              for p in self.extra_partitions),
+            *(
+                f"PartitionName={p} Nodes={self.node} Default=NO MaxTime=INFINITE State=UP"
+                for p in self.extra_partitions
+            ),
         ]
         self._claim_system_conf()
         self.conf.parent.mkdir(parents=True, exist_ok=True)
@@ -214,12 +221,14 @@ class SlurmCluster:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(fd)
-                    raise SlurmSetupError(f"another test cluster held {LOCK} for more than {timeout:.0f} s")
+                    raise SlurmSetupError(f"another test cluster held {LOCK} for more than {timeout:.0f} s") from None
                 time.sleep(2)
         self._lock_fd = fd
         if self.conf.exists() and MARKER not in self.conf.read_text(errors="replace"):
-            raise SlurmSetupError(f"{self.conf} exists and was not written by this test harness: this machine "
-                                  f"has its own SLURM configuration, which the test will not overwrite")
+            raise SlurmSetupError(
+                f"{self.conf} exists and was not written by this test harness: this machine "
+                f"has its own SLURM configuration, which the test will not overwrite"
+            )
 
     def _release_system_conf(self) -> None:
         if self._lock_fd is None:
@@ -237,12 +246,15 @@ class SlurmCluster:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout)
         except subprocess.TimeoutExpired as e:
-            raise SlurmSetupError(f"{what}: '{' '.join(cmd)}' did not return within {timeout} s\n"
-                                  f"{self.diagnostics()}") from e
+            raise SlurmSetupError(
+                f"{what}: '{' '.join(cmd)}' did not return within {timeout} s\n{self.diagnostics()}"
+            ) from e
         if proc.returncode != 0:
-            raise SlurmSetupError(f"{what}: '{' '.join(cmd)}' exited {proc.returncode}\n"
-                                  f"stdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-1500:]}\n"
-                                  f"{self.diagnostics()}")
+            raise SlurmSetupError(
+                f"{what}: '{' '.join(cmd)}' exited {proc.returncode}\n"
+                f"stdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-1500:]}\n"
+                f"{self.diagnostics()}"
+            )
         return proc
 
     def start_munge(self) -> None:
@@ -250,17 +262,29 @@ class SlurmCluster:
         self.munge_key.chmod(0o400)
         # --force: run despite munged's permission warnings about the scratch path (e.g. a
         # world-writable /tmp above it); the key and socket directory themselves are 0700.
-        self._run([_binary("munged"), "--force", f"--key-file={self.munge_key}", f"--socket={self.munge_socket}",
-                   f"--pid-file={self.pidfiles['munged']}", f"--log-file={self.logs['munged']}",
-                   f"--seed-file={self.dirs['munge'] / 'munged.seed'}"], "starting munged")
+        self._run(
+            [
+                _binary("munged"),
+                "--force",
+                f"--key-file={self.munge_key}",
+                f"--socket={self.munge_socket}",
+                f"--pid-file={self.pidfiles['munged']}",
+                f"--log-file={self.logs['munged']}",
+                f"--seed-file={self.dirs['munge'] / 'munged.seed'}",
+            ],
+            "starting munged",
+        )
         self._wait_for_pidfile("munged")
-        cred = subprocess.run([_binary("munge"), "-n", f"--socket={self.munge_socket}"], capture_output=True,
-                              timeout=10)
-        check = subprocess.run([_binary("unmunge"), f"--socket={self.munge_socket}"], input=cred.stdout,
-                               capture_output=True, timeout=10)
+        cred = subprocess.run(
+            [_binary("munge"), "-n", f"--socket={self.munge_socket}"], capture_output=True, timeout=10
+        )
+        check = subprocess.run(
+            [_binary("unmunge"), f"--socket={self.munge_socket}"], input=cred.stdout, capture_output=True, timeout=10
+        )
         if check.returncode != 0:
-            raise SlurmSetupError(f"munge round trip failed: {check.stderr.decode(errors='replace')}\n"
-                                  f"{self.diagnostics()}")
+            raise SlurmSetupError(
+                f"munge round trip failed: {check.stderr.decode(errors='replace')}\n{self.diagnostics()}"
+            )
 
     def start(self) -> None:
         self.write_conf()
@@ -276,14 +300,16 @@ class SlurmCluster:
         deadline = time.monotonic() + self.start_timeout
         last = ""
         while time.monotonic() < deadline:
-            proc = subprocess.run([_binary("sinfo"), "-h", "-N", "-o", "%N %T"], capture_output=True, text=True,
-                                  env=self.env, timeout=15)
+            proc = subprocess.run(
+                [_binary("sinfo"), "-h", "-N", "-o", "%N %T"], capture_output=True, text=True, env=self.env, timeout=15
+            )
             last = (proc.stdout + proc.stderr).strip()
             if proc.returncode == 0 and f"{self.node} idle" in proc.stdout:
                 return
             time.sleep(1)
-        raise SlurmSetupError(f"node {self.node} not idle after {self.start_timeout:.0f} s; "
-                              f"last sinfo: {last!r}\n{self.diagnostics()}")
+        raise SlurmSetupError(
+            f"node {self.node} not idle after {self.start_timeout:.0f} s; last sinfo: {last!r}\n{self.diagnostics()}"
+        )
 
     def _wait_for_pidfile(self, daemon: str, timeout: float = 20) -> int:
         deadline = time.monotonic() + timeout
@@ -292,8 +318,9 @@ class SlurmCluster:
             if pid is not None:
                 return pid
             time.sleep(0.2)
-        raise SlurmSetupError(f"{daemon} wrote no pid file {self.pidfiles[daemon]} within {timeout} s\n"
-                              f"{self.diagnostics()}")
+        raise SlurmSetupError(
+            f"{daemon} wrote no pid file {self.pidfiles[daemon]} within {timeout} s\n{self.diagnostics()}"
+        )
 
     def _pid(self, daemon: str) -> int | None:
         """The daemon's pid from its pid file, if that process is alive and is that daemon."""
@@ -319,12 +346,21 @@ class SlurmCluster:
     def stop(self) -> None:
         """Cancel this cluster's jobs, then stop slurmd, slurmctld and munged (by pid file)."""
         if self._pid("slurmctld") is not None:
-            subprocess.run([_binary("scancel"), "--full", "--user", str(os.geteuid())], capture_output=True,
-                           env=self.env, timeout=15)
+            subprocess.run(
+                [_binary("scancel"), "--full", "--user", str(os.geteuid())],
+                capture_output=True,
+                env=self.env,
+                timeout=15,
+            )
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
-                q = subprocess.run([_binary("squeue"), "-h", "-t", "RUNNING,COMPLETING"], capture_output=True,
-                                   text=True, env=self.env, timeout=15)
+                q = subprocess.run(
+                    [_binary("squeue"), "-h", "-t", "RUNNING,COMPLETING"],
+                    capture_output=True,
+                    text=True,
+                    env=self.env,
+                    timeout=15,
+                )
                 if q.returncode != 0 or not q.stdout.strip():
                     break
                 time.sleep(0.5)
@@ -337,8 +373,15 @@ class SlurmCluster:
     def jobs(self) -> list[dict[str, str]]:
         """Every job slurmctld still knows (running or finished within MinJobAge): id, partition,
         state, comment (the plugin writes ``rule_<name>...`` there), allocated CPUs, start and end."""
-        fields = {"id": "%i", "partition": "%P", "state": "%T", "comment": "%k", "cpus": "%C", "start": "%S",
-                  "end": "%e"}
+        fields = {
+            "id": "%i",
+            "partition": "%P",
+            "state": "%T",
+            "comment": "%k",
+            "cpus": "%C",
+            "start": "%S",
+            "end": "%e",
+        }
         proc = self._run([_binary("squeue"), "-h", "-t", "all", "-o", "|".join(fields.values())], "listing jobs")
         return [dict(zip(fields, line.split("|"))) for line in proc.stdout.splitlines() if line.strip()]
 
@@ -349,7 +392,7 @@ class SlurmCluster:
             parts.append(f"--- {self.conf}:\n{self.conf.read_text()}")
         return "\n".join(parts)
 
-    def __enter__(self) -> "SlurmCluster":
+    def __enter__(self) -> SlurmCluster:
         try:
             self.start()
         except BaseException:
@@ -366,6 +409,7 @@ def ensure_executor_plugin() -> None:
     interpreter's environment when it is missing: the CI venv installs only the ``test`` extra."""
     try:
         import snakemake_executor_plugin_slurm  # noqa: F401
+
         return
     except ImportError:
         pass
@@ -373,8 +417,8 @@ def ensure_executor_plugin() -> None:
 
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     reqs = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["slurm"]
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *reqs], capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", *reqs], capture_output=True, text=True, timeout=900
+    )
     if proc.returncode != 0:
-        raise SlurmSetupError(f"pip install {' '.join(reqs)} failed (exit {proc.returncode}):\n"
-                              f"{proc.stderr[-3000:]}")
+        raise SlurmSetupError(f"pip install {' '.join(reqs)} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")

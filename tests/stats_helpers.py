@@ -45,8 +45,9 @@ def assert_discrete_law(samples: np.ndarray, support: np.ndarray, probs: np.ndar
     """Chi-square test of samples (values in ``support``) against ``probs``."""
     idx = np.searchsorted(support, samples)
     idx = np.clip(idx, 0, len(support) - 1)
-    assert np.allclose(support[idx], samples, rtol=0, atol=1e-9 * max(1.0, np.abs(support).max())), \
+    assert np.allclose(support[idx], samples, rtol=0, atol=1e-9 * max(1.0, np.abs(support).max())), (
         f"{label}: samples outside the support"
+    )
     counts = np.bincount(idx, minlength=len(support))
     expected = probs * samples.size
     keep = expected > 0
@@ -76,8 +77,10 @@ def assert_discrete_law(samples: np.ndarray, support: np.ndarray, probs: np.ndar
         p_off = float(probs[keep].sum() - probs[top]) / float(probs[keep].sum())
         off = int(samples.size - counts[top])
         p = stats.binomtest(off, samples.size, p_off).pvalue
-        assert p > ALPHA, (f"{label}: {off} of {samples.size} samples off the likeliest atom, expected "
-                           f"{p_off * samples.size:.3g} (exact binomial p = {p:.2e})")
+        assert p > ALPHA, (
+            f"{label}: {off} of {samples.size} samples off the likeliest atom, expected "
+            f"{p_off * samples.size:.3g} (exact binomial p = {p:.2e})"
+        )
         return
     chi2 = stats.chisquare(np.array(pooled_c), np.array(pooled_e) * (sum(pooled_c) / sum(pooled_e)))
     assert chi2.pvalue > ALPHA, f"{label}: chi-square p = {chi2.pvalue:.2e}"

@@ -9,9 +9,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldprepro.audit import (audit_rows, bshp_subjects, clopper_pearson, empirical_lower_bound, frequency_subjects,
-                            graded_subjects, multidim_subjects, numeric_exact_loss, numeric_subject,
-                            numeric_subjects, rappor_subjects)
+from ldprepro.audit import (
+    audit_rows,
+    bshp_subjects,
+    clopper_pearson,
+    empirical_lower_bound,
+    frequency_subjects,
+    graded_subjects,
+    multidim_subjects,
+    numeric_exact_loss,
+    numeric_subject,
+    numeric_subjects,
+    rappor_subjects,
+)
 from ldprepro.mechanisms import get_mechanism
 from ldprepro.mechanisms.piecewise import PM
 from ldprepro.seeding import rng_for
@@ -74,8 +84,14 @@ def test_broken_mechanism_is_caught_and_correct_one_is_not():
     # the exact law: a window 10% heavier makes the density ratio exceed e^ε
     assert numeric_exact_loss(broken) > eps + 0.1
     assert numeric_exact_loss(good) == pytest.approx(eps, abs=1e-12)
-    rows = audit_rows([numeric_subject(broken, "broken_pm", "numeric", "test"),
-                       numeric_subject(good, "pm", "numeric", "test")], trials, pilot, conf, 7, {"t": 1})
+    rows = audit_rows(
+        [numeric_subject(broken, "broken_pm", "numeric", "test"), numeric_subject(good, "pm", "numeric", "test")],
+        trials,
+        pilot,
+        conf,
+        7,
+        {"t": 1},
+    )
     by = {r["subject"]: r for r in rows}
     assert by["broken_pm"]["verdict"] == "violated" and by["broken_pm"]["eps_empirical"] > eps
     assert by["pm"]["verdict"] == "holds" and by["pm"]["eps_empirical"] <= eps
@@ -90,11 +106,19 @@ def test_empirical_bound_is_tight_for_randomised_response():
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 4.0])
 def test_nothing_presented_as_ldp_audits_above_eps(eps):
-    subjects = (numeric_subjects(eps) + multidim_subjects(eps) + frequency_subjects(eps)
-                + rappor_subjects() + bshp_subjects(eps))
+    subjects = (
+        numeric_subjects(eps)
+        + multidim_subjects(eps)
+        + frequency_subjects(eps)
+        + rappor_subjects()
+        + bshp_subjects(eps)
+    )
     rows = audit_rows(subjects, 50_000, 10_000, 0.9999, 11, {"t": "all", "eps": eps})
-    bad = [(r["subject"], r["exact_loss"], r["eps_empirical"]) for r in rows
-           if r["presented_as_ldp"] and r["verdict"] != "holds"]
+    bad = [
+        (r["subject"], r["exact_loss"], r["eps_empirical"])
+        for r in rows
+        if r["presented_as_ldp"] and r["verdict"] != "holds"
+    ]
     assert not bad, f"claimed-LDP mechanisms audit above their ε: {bad}"
 
 
@@ -103,8 +127,12 @@ def test_known_findings_are_reported_as_violations():
     subjects = numeric_subjects(eps, discretize_m=()) + multidim_subjects(eps, dims=(2,)) + rappor_subjects()
     rows = {r["subject"]: r for r in audit_rows(subjects, 20_000, 5_000, 0.9999, 5, {"t": "findings"})}
     # graded Laplace's leak lives in a tail of small mass: it needs more trials to show
-    rows.update({r["subject"]: r for r in audit_rows(graded_subjects(eps), 300_000, 30_000, 0.9999, 5,
-                                                     {"t": "findings-graded"})})
+    rows.update(
+        {
+            r["subject"]: r
+            for r in audit_rows(graded_subjects(eps), 300_000, 30_000, 0.9999, 5, {"t": "findings-graded"})
+        }
+    )
     assert rows["dct"]["exact_loss"] == math.inf and rows["dct"]["verdict"] == "violated"
     assert rows["duchi_md(d=2, ties=wang)"]["exact_loss"] == pytest.approx(math.log(3 * math.e), abs=1e-12)
     assert rows["rr_ldp(f=0.5, d=16)"]["exact_loss"] == pytest.approx(16 * rows["rr_ldp(f=0.5, d=1)"]["exact_loss"])

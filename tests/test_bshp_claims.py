@@ -19,8 +19,15 @@ from ldprepro.experiments.histograms import (
     paper_repetitions,
     run_job,
 )
-from ldprepro.verdicts import (CLAIM_COLUMNS, VERDICTS, Claim, equivalence_point, judge, paired_point,
-                               ratio_of_means_point)
+from ldprepro.verdicts import (
+    CLAIM_COLUMNS,
+    VERDICTS,
+    Claim,
+    equivalence_point,
+    judge,
+    paired_point,
+    ratio_of_means_point,
+)
 
 CITIES = {
     "aa": {"dataset": "ds_a", "title": "City A (full year)", "data_role": "paper"},
@@ -31,8 +38,15 @@ SIGMA = 0.7  # per-repetition log-MSE sd of the constructed results
 
 
 def _fig(kind: str, cities=("aa",), eps=(15.0,), ratios=(0.8,), reps=20, **kw) -> dict:
-    return {"kind": kind, "cities": list(cities), "methods": METHODS, "eps": list(eps), "ratios": list(ratios),
-            "reps": reps, **kw}
+    return {
+        "kind": kind,
+        "cities": list(cities),
+        "methods": METHODS,
+        "eps": list(eps),
+        "ratios": list(ratios),
+        "reps": reps,
+        **kw,
+    }
 
 
 def make_raw(fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CITIES) -> pd.DataFrame:
@@ -44,18 +58,31 @@ def make_raw(fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CI
     for c in fig["cities"]:
         ds = cities[c]["dataset"]
         for m in fig["methods"]:
-            for r in ([1.0] if m == BASELINE else [float(x) for x in fig["ratios"]]):
+            for r in [1.0] if m == BASELINE else [float(x) for x in fig["ratios"]]:
                 for e in fig["eps"]:
                     mu = float(mean_mse(ds, m, r, float(e)))
                     reps = np.arange(n_reps)
-                    f1 = np.exp(rng.normal(-SIGMA**2 / 2, SIGMA, n_reps))
-                    f2 = np.exp(rng.normal(-SIGMA**2 / 2, SIGMA, n_reps))
+                    f1 = np.exp(rng.normal(-(SIGMA**2) / 2, SIGMA, n_reps))
+                    f2 = np.exp(rng.normal(-(SIGMA**2) / 2, SIGMA, n_reps))
                     bits = 15.0 if m == BASELINE else 13 * r
-                    base = {"paper": "bshp", "figure": figure, "dataset": ds, "mechanism": m, "eps": float(e),
-                            "r": r, "query": 0, "bin": -1, "n_users": 1000, "extra_rep": False}
-                    for metric, vals, rr in [("mse", mu * f1, reps), ("tv_distance", math.sqrt(mu) * f2, reps),
-                                             ("bits_per_user", np.full(n_reps, bits), reps),
-                                             ("mse_theory", np.array([mu]), np.array([0]))]:
+                    base = {
+                        "paper": "bshp",
+                        "figure": figure,
+                        "dataset": ds,
+                        "mechanism": m,
+                        "eps": float(e),
+                        "r": r,
+                        "query": 0,
+                        "bin": -1,
+                        "n_users": 1000,
+                        "extra_rep": False,
+                    }
+                    for metric, vals, rr in [
+                        ("mse", mu * f1, reps),
+                        ("tv_distance", math.sqrt(mu) * f2, reps),
+                        ("bits_per_user", np.full(n_reps, bits), reps),
+                        ("mse_theory", np.array([mu]), np.array([0])),
+                    ]:
                         frames.append(pd.DataFrame({**base, "rep": rr, "metric": metric, "value": vals}))
     return pd.concat(frames, ignore_index=True)
 
@@ -139,13 +166,17 @@ def test_fig4_universal_claim_false_at_one_point_does_not_hold_and_is_split_by_r
     fig = _fig("mse_eps", cities=("aa", "bb"), eps=(3.0, 9.0, 18.0), ratios=(0.8, 0.4))
     out = _judge(fig, "fig4", _fig4_truth(bad_eps=18.0), 1500, seed=4)
     universal = out[out["claim"].str.startswith("The proposed algorithms can reduce")]
-    assert dict(zip(universal["data_role"], universal["verdict"])) == {"paper": "does not hold",
-                                                                       "substitute": "does not hold"}
+    assert dict(zip(universal["data_role"], universal["verdict"])) == {
+        "paper": "does not hold",
+        "substitute": "does not hold",
+    }
     assert "ε=18" in universal["evidence"].iloc[0]
     data = out[out["data_role"] != "theory"]
     assert _verdicts(data, "split by sampling ratio, r = 0.8)") == {"paper": "holds", "substitute": "holds"}
-    assert _verdicts(data, "split by sampling ratio, r = 0.4)") == {"paper": "does not hold",
-                                                                    "substitute": "does not hold"}
+    assert _verdicts(data, "split by sampling ratio, r = 0.4)") == {
+        "paper": "does not hold",
+        "substitute": "does not hold",
+    }
     # the exact (Lemma 6) rows read the same truth from mse_theory
     theory = out[out["data_role"] == "theory"]
     assert _verdicts(theory, "r = 0.8, exact") == {"theory": "holds"}
@@ -171,15 +202,19 @@ def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
     assert s.loc[s["claim"] == _words("mse_eps", "larger_eps"), "verdict"].tolist() == ["does not hold"]
     assert _verdicts(s, key + " (exact") == {"theory": "does not hold"}
     # a constant gain: 'holds' only at the test's level (both points share the baseline's noise)
-    holds = sum(_judge(fig, "fig4", flat, 60, seed=100 + k).loc[
-        lambda t: t["claim"] == _words("mse_eps", "larger_eps"), "verdict"].eq("holds").sum() for k in range(30))
+    holds = sum(
+        _judge(fig, "fig4", flat, 60, seed=100 + k)
+        .loc[lambda t: t["claim"] == _words("mse_eps", "larger_eps"), "verdict"]
+        .eq("holds")
+        .sum()
+        for k in range(30)
+    )
     assert holds <= 3
 
 
 # ---------------------------------------------------------------------------------------- Fig. 5
 def _fig5(**kw):
-    return _fig("mse_ratio", cities=("aa", "bb"), ratios=(0.3, 0.5, 0.7), focus_city="aa", same_scale_factor=10,
-                **kw)
+    return _fig("mse_ratio", cities=("aa", "bb"), ratios=(0.3, 0.5, 0.7), focus_city="aa", same_scale_factor=10, **kw)
 
 
 def test_fig5_trend_halving_and_same_scale():
@@ -256,8 +291,8 @@ def test_mean_ratio_test_follows_the_mean_not_the_typical_run():
     lower geometric mean: the engine's log-ratio test says 'A lower', the mean-ratio test must not."""
     rng = np.random.default_rng(13)
     n = 20000
-    a = 1.03 * np.exp(rng.normal(-0.9**2 / 2, 0.9, n))  # mean 1.03, CV ≈ 1
-    b = np.exp(rng.normal(-0.4**2 / 2, 0.4, n))  # mean 1, CV ≈ 0.4
+    a = 1.03 * np.exp(rng.normal(-(0.9**2) / 2, 0.9, n))  # mean 1.03, CV ≈ 1
+    b = np.exp(rng.normal(-(0.4**2) / 2, 0.4, n))  # mean 1, CV ≈ 0.4
     geometric = paired_point(a, b, "x", log=True)
     assert geometric.favours and geometric.significant  # the typical run favours A ...
     pt = ratio_of_means_point(a, b, "x")
@@ -270,7 +305,7 @@ def test_mean_ratio_test_follows_the_mean_not_the_typical_run():
 def test_mean_ratio_test_detects_10_percent_and_covers_the_truth():
     rng = np.random.default_rng(14)
     covered = 0
-    for k in range(200):
+    for _ in range(200):
         a = 0.9 * np.exp(rng.normal(-0.5, 1.0, 400))
         b = np.exp(rng.normal(-0.5, 1.0, 400))
         pt = ratio_of_means_point(a, b, "x")
@@ -278,8 +313,12 @@ def test_mean_ratio_test_detects_10_percent_and_covers_the_truth():
     assert 180 <= covered <= 198  # ≈ 95% coverage (binomial sd ≈ 3 of 200)
     a = 0.9 * np.exp(rng.normal(-0.5, 1.0, 5000))
     b = np.exp(rng.normal(-0.5, 1.0, 5000))
-    assert judge([Claim("bshp", "f", "A lower", "s", "pairwise", points=[ratio_of_means_point(a, b, "x")])]
-                 )["verdict"].iloc[0] == "holds"
+    assert (
+        judge([Claim("bshp", "f", "A lower", "s", "pairwise", points=[ratio_of_means_point(a, b, "x")])])[
+            "verdict"
+        ].iloc[0]
+        == "holds"
+    )
     same = equivalence_point(b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25, means=True)
     far = equivalence_point(3 * b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25, means=True)
     assert same.favours and not far.favours

@@ -14,9 +14,22 @@ RNG = np.random.default_rng(0)
 def _rows(dataset, mechanism, eps, scale, reps, metric="sq_error", **extra):
     """Per-repetition squared errors of an unbiased mean with variance ``scale``."""
     values = scale * RNG.chisquare(1, reps)
-    return [{"paper": "ldpfl", "figure": "fig7", "dataset": dataset, "mechanism": mechanism, "eps": eps,
-             "eps_numeric": eps, "n_attributes": 16, "rep": r, "metric": metric, "value": v, **extra}
-            for r, v in enumerate(values)]
+    return [
+        {
+            "paper": "ldpfl",
+            "figure": "fig7",
+            "dataset": dataset,
+            "mechanism": mechanism,
+            "eps": eps,
+            "eps_numeric": eps,
+            "n_attributes": 16,
+            "rep": r,
+            "metric": metric,
+            "value": v,
+            **extra,
+        }
+        for r, v in enumerate(values)
+    ]
 
 
 FIG7 = {"metric": "sq_error", "panels": [{"dataset": "g16"}], "mechanisms": []}
@@ -57,14 +70,26 @@ def test_ten_percent_better_on_enough_repetitions_holds_and_noise_is_inconclusiv
 
 
 def test_roles_are_judged_apart_and_missing_paper_data_is_not_testable():
-    fig = {"metric": "abs_error", "panels": [{"dataset": "ipums_us"},
-                                             {"dataset": "synth", "data_role": "substitute"}]}
+    fig = {"metric": "abs_error", "panels": [{"dataset": "ipums_us"}, {"dataset": "synth", "data_role": "substitute"}]}
     rows = []
     for mu in (1, 2, 3):
-        rows += [{**r, "paper": "hiera", "figure": "fig1", "mu": mu, "metric": "abs_error"}
-                 for r in _rows("synth", "hiera", 1.0, 1.0, 50)]
-        rows.append({"paper": "hiera", "figure": "fig1", "dataset": "synth", "mechanism": "hiera", "eps": 1.0,
-                     "mu": mu, "rep": 0, "metric": "abs_error_theory", "value": 0.1 * (1 + 0.05 * mu)})
+        rows += [
+            {**r, "paper": "hiera", "figure": "fig1", "mu": mu, "metric": "abs_error"}
+            for r in _rows("synth", "hiera", 1.0, 1.0, 50)
+        ]
+        rows.append(
+            {
+                "paper": "hiera",
+                "figure": "fig1",
+                "dataset": "synth",
+                "mechanism": "hiera",
+                "eps": 1.0,
+                "mu": mu,
+                "rep": 0,
+                "metric": "abs_error_theory",
+                "value": 0.1 * (1 + 0.05 * mu),
+            }
+        )
     out = claims_for("hiera", "fig1", pd.DataFrame(rows), fig, unavailable={"ipums_us": "no IPUMS extract"})
     paper = out[out["data_role"] == "paper"]
     assert (paper["verdict"] == "not testable").all() and "no IPUMS extract" in paper["evidence"].iloc[0]

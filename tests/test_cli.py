@@ -16,8 +16,17 @@ def test_arguments_pass_through_with_every_later_double_dash(monkeypatch):
     seen = {}
     monkeypatch.setattr(subprocess, "call", lambda cmd, cwd: seen.update(cmd=cmd) or 7)
     assert cli.main(["run", "--cores", "3", "--", "--config", "scale=smoke", "--", "figures/dct/fig1.png"]) == 7
-    assert seen["cmd"] == [sys.executable, "-m", "snakemake", "--cores", "3", "--config", "scale=smoke", "--",
-                           "figures/dct/fig1.png"]
+    assert seen["cmd"] == [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--cores",
+        "3",
+        "--config",
+        "scale=smoke",
+        "--",
+        "figures/dct/fig1.png",
+    ]
     assert cli.main(["run", "-n"]) == 7 and seen["cmd"][-3:] == ["--cores", "all", "-n"]
     with pytest.raises(SystemExit):
         cli.main([])

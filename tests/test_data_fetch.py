@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from data_fixtures import SOCRATA_HEADER, gzip_copy, sha256, socrata_rows, web_server, write
+
 from ldprepro.data import fetch as F
 from ldprepro.data.build import fetch
 from ldprepro.errors import ChecksumMismatch, DataUnavailable
@@ -24,8 +24,13 @@ def payload(tmp_path) -> Path:
 def test_mirror_gzip_copy_verified(tmp_path, payload):
     mirror = tmp_path / "mirror"
     gz = gzip_copy(payload, mirror / "sub" / "file.csv.gz")
-    spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "sub/file.csv.gz",
-            "mirror_sha256": sha256(gz), "url": "http://unused.invalid/file.csv"}
+    spec = {
+        "name": "file.csv",
+        "sha256": sha256(payload),
+        "mirror": "sub/file.csv.gz",
+        "mirror_sha256": sha256(gz),
+        "url": "http://unused.invalid/file.csv",
+    }
     got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
     assert got.origin == "mirror"
     assert (tmp_path / "raw" / "file.csv").read_bytes() == payload.read_bytes()
@@ -50,10 +55,8 @@ def test_corrupt_mirror_falls_through_to_url_with_a_warning(tmp_path, payload):
     write(mirror / "file.csv", payload.read_bytes()[:-3])
     logged = []
     with web_server({"/file.csv": lambda q: (200, payload.read_bytes())}) as base:
-        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
-                "url": f"{base}/file.csv"}
-        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror,
-                           log=logged.append)
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv", "url": f"{base}/file.csv"}
+        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=logged.append)
     assert got.origin == "url"
     assert (tmp_path / "raw" / "file.csv").read_bytes() == payload.read_bytes()
     warning = [m for m in logged if m.startswith("WARNING")]
@@ -61,17 +64,17 @@ def test_corrupt_mirror_falls_through_to_url_with_a_warning(tmp_path, payload):
     assert sha256(mirror / "file.csv") in warning[0]
 
 
-def test_corrupt_mirror_and_unreachable_url_recorded_unavailable(tmp_path, payload,
-                                                                 monkeypatch):
+def test_corrupt_mirror_and_unreachable_url_recorded_unavailable(tmp_path, payload, monkeypatch):
     monkeypatch.chdir(tmp_path)
     mirror = tmp_path / "mirror"
     write(mirror / "file.csv", payload.read_bytes()[:-3])
     with web_server({}) as base:  # every path: 404
-        entry = {"kind": "table", "files": [{"name": "file.csv", "sha256": sha256(payload),
-                                             "mirror": "file.csv", "url": f"{base}/file.csv"}]}
+        entry = {
+            "kind": "table",
+            "files": [{"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv", "url": f"{base}/file.csv"}],
+        }
         with pytest.raises(DataUnavailable) as err:
-            fetch("ds", entry, "file.csv", tmp_path / "raw" / "file.csv", str(mirror),
-                  log=lambda m: None)
+            fetch("ds", entry, "file.csv", tmp_path / "raw" / "file.csv", str(mirror), log=lambda m: None)
     assert "corrupt" in str(err.value) and "HTTP 404" in str(err.value)
     record = json.loads((tmp_path / "logs" / "unavailable" / "ds.json").read_text())
     assert record["reason"] == err.value.reason and "corrupt" in record["reason"]
@@ -81,8 +84,7 @@ def test_corrupt_mirror_and_corrupt_download_is_a_checksum_error(tmp_path, paylo
     mirror = tmp_path / "mirror"
     write(mirror / "file.csv", payload.read_bytes()[:-3])
     with web_server({"/file.csv": lambda q: (200, b"tampered\n")}) as base:
-        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
-                "url": f"{base}/file.csv"}
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv", "url": f"{base}/file.csv"}
         with pytest.raises(ChecksumMismatch) as err:
             F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
     assert sha256(payload) in str(err.value)
@@ -94,13 +96,13 @@ def test_corrupt_mirror_and_corrupt_download_is_a_checksum_error(tmp_path, paylo
 def test_mirror_path_cannot_escape_the_mirror(tmp_path, monkeypatch, bad):
     def opened(*a, **k):
         raise AssertionError("a file was opened")
+
     monkeypatch.setattr(F, "_copy_mirror", opened)
     monkeypatch.setattr(F, "sha256_file", opened)
     (tmp_path / "mirror").mkdir()
     spec = {"name": "passwd", "sha256": "0" * 64, "mirror": bad}
     with pytest.raises(F.UnsafePath, match=r"mirror path of 'passwd'.*leaves its directory"):
-        F.fetch_file("ds", spec, tmp_path / "raw" / "passwd", tmp_path / "mirror",
-                     log=lambda m: None)
+        F.fetch_file("ds", spec, tmp_path / "raw" / "passwd", tmp_path / "mirror", log=lambda m: None)
     assert not (tmp_path / "raw").exists()
 
 
@@ -110,8 +112,7 @@ def test_mirror_symlink_pointing_outside_is_refused(tmp_path, monkeypatch):
     (tmp_path / "mirror" / "link.txt").symlink_to(outside)
     spec = {"name": "link.txt", "sha256": sha256(outside), "mirror": "link.txt"}
     with pytest.raises(F.UnsafePath, match="outside"):
-        F.fetch_file("ds", spec, tmp_path / "raw" / "link.txt", tmp_path / "mirror",
-                     log=lambda m: None)
+        F.fetch_file("ds", spec, tmp_path / "raw" / "link.txt", tmp_path / "mirror", log=lambda m: None)
 
 
 @pytest.mark.parametrize("name", ["..", ".", "a/b", "..\\x"])
@@ -124,8 +125,7 @@ def test_file_name_cannot_escape_the_raw_directory(tmp_path, name):
 def test_stored_gz_checksum_checked_before_decompressing(tmp_path, payload):
     mirror = tmp_path / "mirror"
     gzip_copy(payload, mirror / "file.csv.gz")
-    spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv.gz",
-            "mirror_sha256": "0" * 64}
+    spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv.gz", "mirror_sha256": "0" * 64}
     with pytest.raises(DataUnavailable, match="expected 0{64}"):  # no URL to fall back to
         F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
 
@@ -133,10 +133,8 @@ def test_stored_gz_checksum_checked_before_decompressing(tmp_path, payload):
 def test_download_streams_and_verifies(tmp_path, payload):
     body = payload.read_bytes()
     with web_server({"/file.csv": lambda q: (200, body)}) as base:
-        spec = {"name": "file.csv", "sha256": sha256(payload), "url": f"{base}/file.csv",
-                "mirror": "file.csv"}
-        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", tmp_path / "empty-mirror",
-                           log=lambda m: None)
+        spec = {"name": "file.csv", "sha256": sha256(payload), "url": f"{base}/file.csv", "mirror": "file.csv"}
+        got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", tmp_path / "empty-mirror", log=lambda m: None)
     assert got.origin == "url" and (tmp_path / "raw" / "file.csv").read_bytes() == body
 
 
@@ -158,6 +156,7 @@ def test_server_error_is_retried(tmp_path, payload):
     def flaky(q):
         calls.append(1)
         return (503, b"busy") if len(calls) < 2 else (200, payload.read_bytes())
+
     with web_server({"/f": flaky}) as base:
         spec = {"name": "f", "sha256": sha256(payload), "url": f"{base}/f"}
         got = F.fetch_file("ds", spec, tmp_path / "f", "", log=lambda m: None)
@@ -173,12 +172,15 @@ def test_server_that_keeps_failing_is_unavailable_in_one_line(tmp_path):
 
 
 def test_offline_fails_fast_with_instructions(tmp_path):
-    spec = {"name": "x.tar.gz", "sha256": "lock", "mirror": "wisdm/x.tar.gz",
-            "url": "https://no-such-host.invalid/x.tar.gz"}
+    spec = {
+        "name": "x.tar.gz",
+        "sha256": "lock",
+        "mirror": "wisdm/x.tar.gz",
+        "url": "https://no-such-host.invalid/x.tar.gz",
+    }
     t0 = time.monotonic()
     with pytest.raises(DataUnavailable) as err:
-        F.fetch_file("wisdm", spec, tmp_path / "raw" / "x.tar.gz", tmp_path / "mirror",
-                     log=lambda m: None)
+        F.fetch_file("wisdm", spec, tmp_path / "raw" / "x.tar.gz", tmp_path / "mirror", log=lambda m: None)
     assert time.monotonic() - t0 < 10
     msg = str(err.value)
     assert "run again with internet access" in msg and str(tmp_path / "mirror" / "wisdm") in msg
@@ -207,10 +209,10 @@ def test_socrata_pages_concatenated(tmp_path):
     def page(q):
         off, lim = int(q["$offset"][0]), int(q["$limit"][0])
         assert q["$order"] == [":id"] and q["fiscal_year"] == ["2019"]
-        return 200, ("\n".join([SOCRATA_HEADER] + rows[off:off + lim]) + "\n").encode()
+        return 200, ("\n".join([SOCRATA_HEADER] + rows[off : off + lim]) + "\n").encode()
+
     with web_server({"/resource/k397-673e.csv": page}) as base:
-        spec = {"domain": "x", "dataset": "k397-673e", "query": {"fiscal_year": 2019},
-                "page_size": 3}
+        spec = {"domain": "x", "dataset": "k397-673e", "query": {"fiscal_year": 2019}, "page_size": 3}
         dest = tmp_path / "nyc.csv"
         F.download_socrata(spec, dest, base=f"{base}/resource/k397-673e.csv")
     lines = dest.read_text().splitlines()
@@ -228,8 +230,7 @@ def test_mirror_first_the_url_is_not_asked(tmp_path, payload):
     write(mirror / "file.csv", payload.read_bytes())
     hits = []
     with web_server({"/file.csv": lambda q: hits.append(1) or (200, b"other")}) as base:
-        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv",
-                "url": f"{base}/file.csv"}
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv", "url": f"{base}/file.csv"}
         got = F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
     assert got.origin == "mirror" and hits == []
 
@@ -241,13 +242,17 @@ def test_socrata_failing_page_leaves_nothing_and_is_unavailable(tmp_path):
         off, lim = int(q["$offset"][0]), int(q["$limit"][0])
         if off >= 3:
             return 500, b"server error"
-        return 200, ("\n".join([SOCRATA_HEADER] + rows[off:off + lim]) + "\n").encode()
+        return 200, ("\n".join([SOCRATA_HEADER] + rows[off : off + lim]) + "\n").encode()
+
     with web_server({"/resource/k397-673e.csv": page}) as base:
-        spec = {"name": "nyc.csv", "sha256": "lock",
-                "socrata": {"domain": base.split("//")[1], "dataset": "k397-673e",
-                            "page_size": 3}}
+        spec = {
+            "name": "nyc.csv",
+            "sha256": "lock",
+            "socrata": {"domain": base.split("//")[1], "dataset": "k397-673e", "page_size": 3},
+        }
         dest = tmp_path / "raw" / "nyc.csv"
         with pytest.raises(F.NetworkUnavailable, match="HTTP 500"):
-            F.download_socrata(spec["socrata"], dest, base=f"{base}/resource/k397-673e.csv",
-                               retries=0, log=lambda m: None)
+            F.download_socrata(
+                spec["socrata"], dest, base=f"{base}/resource/k397-673e.csv", retries=0, log=lambda m: None
+            )
     assert not dest.exists() and list(dest.parent.iterdir()) == []

@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from data_fixtures import web_server
 
 from ldprepro.data.build import build_from_files, fetch, needed_files
-from data_fixtures import web_server
 from ldprepro.errors import ChecksumMismatch, DataUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +32,7 @@ def mirror() -> Path:
     path = Path(env) if env else ROOT.parent / "shared" / "datasets"
     if not (path / "MANIFEST.md").exists():
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI needs the dataset mirror, not found at {path} "
-                        f"(set LDPREPRO_DATA_MIRROR)")
+            pytest.fail(f"CI needs the dataset mirror, not found at {path} (set LDPREPRO_DATA_MIRROR)")
         pytest.skip(f"dataset mirror not found at {path}")
     return path
 
@@ -56,10 +55,10 @@ def built(mirror, tmp_path_factory):
                     fetch(name, entry, f["name"], dest, str(mirror), log=lambda m: None)
                 raw[f["name"]] = dest
             out = root / "processed" / key
-            card = build_from_files(name, entry, raw, out / "t.parquet", out / "t.json",
-                                    log=lambda m: None)
+            card = build_from_files(name, entry, raw, out / "t.parquet", out / "t.json", log=lambda m: None)
             cache[key] = (pd.read_parquet(out / "t.parquet"), card)
         return cache[key]
+
     return build
 
 
@@ -68,7 +67,7 @@ COUNTS = [
     ("adult", 48842, 48842),
     ("adult_lopub", 45222, 45222),
     ("nltcs", 21574, 21574),
-    ("salary_sf", 38123, None),          # SF 2014 file: 38,123 rows
+    ("salary_sf", 38123, None),  # SF 2014 file: 38,123 rows
     ("salary_baltimore", 13683, 13683),  # FY2018: 13,683 rows, all with a positive salary
     ("salary_nyc_sample", 20000, None),  # two 10,000-row samples
 ]
@@ -100,8 +99,7 @@ def test_adult_lopub_domain_sizes(built):
 def test_nltcs_column_sums(built):
     df, _ = built("nltcs")
     sums = [int(df[c].astype(int).sum()) for c in df.columns]
-    assert sums == [3144, 4552, 4949, 10638, 2285, 10477, 5590, 7646, 4671, 14577, 5347, 9466,
-                    4483, 8697, 5947, 11965]
+    assert sums == [3144, 4552, 4949, 10638, 2285, 10477, 5590, 7646, 4671, 14577, 5347, 9466, 4483, 8697, 5947, 11965]
 
 
 @pytest.mark.parametrize("year,rows", [(2011, 36159), (2012, 36766), (2013, 37606)])
@@ -110,8 +108,7 @@ def test_sf_other_years(built, year, rows):
     assert card["rows_before_cleaning"] == rows
 
 
-@pytest.mark.parametrize("year,rows", [(2011, 14454), (2013, 19137), (2014, 18981),
-                                       (2017, 13483), (2019, 13811)])
+@pytest.mark.parametrize("year,rows", [(2011, 14454), (2013, 19137), (2014, 18981), (2017, 13483), (2019, 13811)])
 def test_baltimore_header_spellings(built, year, rows):
     df, card = built("salary_baltimore", year=year)
     assert card["rows_before_cleaning"] == rows and df["salary"].min() > 0
@@ -146,21 +143,25 @@ def test_corrupted_mirror_copy_falls_through_to_the_url(mirror, tmp_path):
     good = (mirror / "nltcs" / "nltcs.dat").read_bytes()
     logged = []
     with web_server({"/nltcs.dat": lambda q: (200, good)}) as base:
-        got = fetch("nltcs", _nltcs_with_url(f"{base}/nltcs.dat"), "nltcs.dat",
-                    tmp_path / "raw" / "nltcs.dat", str(bad_mirror), log=logged.append)
+        got = fetch(
+            "nltcs",
+            _nltcs_with_url(f"{base}/nltcs.dat"),
+            "nltcs.dat",
+            tmp_path / "raw" / "nltcs.dat",
+            str(bad_mirror),
+            log=logged.append,
+        )
     assert got.origin == "url" and (tmp_path / "raw" / "nltcs.dat").read_bytes() == good
     assert any(m.startswith("WARNING: nltcs: the mirror copy") for m in logged)
 
 
-def test_corrupted_mirror_copy_and_no_url_is_recorded_unavailable(mirror, tmp_path,
-                                                                   monkeypatch):
+def test_corrupted_mirror_copy_and_no_url_is_recorded_unavailable(mirror, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     bad_mirror = _corrupt_mirror(mirror, tmp_path)
     dest = tmp_path / "raw" / "nltcs.dat"
     with web_server({}) as base:  # the "official URL" answers 404
         with pytest.raises(DataUnavailable) as err:
-            fetch("nltcs", _nltcs_with_url(f"{base}/nltcs.dat"), "nltcs.dat", dest,
-                  str(bad_mirror), log=lambda m: None)
+            fetch("nltcs", _nltcs_with_url(f"{base}/nltcs.dat"), "nltcs.dat", dest, str(bad_mirror), log=lambda m: None)
     assert CONFIG["datasets"]["nltcs"]["files"][0]["sha256"] in str(err.value)
     assert "corrupt" in err.value.reason and not dest.exists()
     assert (tmp_path / "logs" / "unavailable" / "nltcs.json").exists()
@@ -174,8 +175,7 @@ def test_raw_file_altered_after_fetch_is_refused_at_normalisation(mirror, tmp_pa
     for f in needed_files(entry):
         raw[f["name"]] = tmp_path / "raw" / f["name"]
         fetch("nltcs", entry, f["name"], raw[f["name"]], str(mirror), log=lambda m: None)
-    card = build_from_files("nltcs", entry, raw, tmp_path / "a.parquet", tmp_path / "a.json",
-                            log=lambda m: None)
+    card = build_from_files("nltcs", entry, raw, tmp_path / "a.parquet", tmp_path / "a.json", log=lambda m: None)
     expected = entry["files"][0]["sha256"]
     assert card["files"][0]["sha256"] == expected
     assert card["files"][0]["checksum_from"] == "config"
@@ -183,8 +183,7 @@ def test_raw_file_altered_after_fetch_is_refused_at_normalisation(mirror, tmp_pa
     data[100] = ord("1") if data[100] == ord("0") else ord("0")
     raw["nltcs.dat"].write_bytes(bytes(data))
     with pytest.raises(ChecksumMismatch) as err:
-        build_from_files("nltcs", entry, raw, tmp_path / "b.parquet", tmp_path / "b.json",
-                         log=lambda m: None)
+        build_from_files("nltcs", entry, raw, tmp_path / "b.parquet", tmp_path / "b.json", log=lambda m: None)
     msg = str(err.value)
     assert str(raw["nltcs.dat"]) in msg and expected in msg
     assert hashlib.sha256(bytes(data)).hexdigest() in msg and "Delete it" in msg

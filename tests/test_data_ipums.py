@@ -10,10 +10,10 @@ import sys
 import types
 from pathlib import Path
 
+import data_fixtures as fx
 import pandas as pd
 import pytest
 
-import data_fixtures as fx
 from ldprepro.data import ipums_api
 from ldprepro.data.build import build_ipums, exit_if_unavailable, log_to
 from ldprepro.data.readers import ipums
@@ -21,10 +21,15 @@ from ldprepro.data.table import finalise
 from ldprepro.errors import BadInput, DataUnavailable
 
 KEY = "dummy-ipums-key-5f3a9c1e"
-ENTRY = {"kind": "ipums", "options": {
-    "collection": "ipumsi", "sample": "br2010a",
-    "numeric": {"AGE": {"domain": [0, 120]}},
-    "categorical": {"SEX": {"missing_codes": [9]}}}}
+ENTRY = {
+    "kind": "ipums",
+    "options": {
+        "collection": "ipumsi",
+        "sample": "br2010a",
+        "numeric": {"AGE": {"domain": [0, 120]}},
+        "categorical": {"SEX": {"missing_codes": [9]}},
+    },
+}
 
 
 def _leaks(tmp_path: Path, err: BaseException, captured: str) -> list[str]:
@@ -61,8 +66,11 @@ def _stub_ipumspy(monkeypatch, submit):
         def submit_extract(self, ex):
             submit(self.key)
 
-    monkeypatch.setitem(sys.modules, "ipumspy", types.SimpleNamespace(
-        IpumsApiClient=Client, MicrodataExtract=lambda **kw: types.SimpleNamespace(**kw)))
+    monkeypatch.setitem(
+        sys.modules,
+        "ipumspy",
+        types.SimpleNamespace(IpumsApiClient=Client, MicrodataExtract=lambda **kw: types.SimpleNamespace(**kw)),
+    )
 
 
 @pytest.fixture
@@ -75,13 +83,14 @@ class IpumsApiException(Exception):
     pass
 
 
-def test_offline_api_is_unavailable_in_one_line_without_the_key(tmp_path, keyed, monkeypatch,
-                                                                capfd):
+def test_offline_api_is_unavailable_in_one_line_without_the_key(tmp_path, keyed, monkeypatch, capfd):
     def submit(key):  # what ipumspy raises offline, with the key thrown in for the worst case
         raise IpumsApiException(
             f"other error occured: HTTPSConnectionPool(host='api.ipums.org', port=443): Max "
-            f"retries exceeded (Caused by NameResolutionError(\"Failed to resolve "
-            f"'api.ipums.org'\")) headers={{'Authorization': '{key}'}}")
+            f'retries exceeded (Caused by NameResolutionError("Failed to resolve '
+            f"'api.ipums.org'\")) headers={{'Authorization': '{key}'}}"
+        )
+
     _stub_ipumspy(monkeypatch, submit)
     err, captured = _run(tmp_path, capfd)
     assert err.reason.startswith("cannot reach the IPUMS API: cannot resolve api.ipums.org")
@@ -101,6 +110,7 @@ def test_key_refused_reason_is_scrubbed(tmp_path, keyed, monkeypatch, capfd):
 
     def submit(key):
         raise IpumsAPIAuthenticationError(f"API key {key} is not valid")
+
     _stub_ipumspy(monkeypatch, submit)
     err, captured = _run(tmp_path, capfd)
     assert "refused the key in IPUMS_API_KEY" in err.reason and "***" in err.reason
@@ -110,11 +120,13 @@ def test_key_refused_reason_is_scrubbed(tmp_path, keyed, monkeypatch, capfd):
 def test_script_wrapper_exits_1_without_traceback(tmp_path, keyed, monkeypatch, capfd):
     def submit(key):
         raise RuntimeError(f"boom {key}")
+
     _stub_ipumspy(monkeypatch, submit)
     log = log_to(tmp_path / "job.log")
     with pytest.raises(SystemExit) as ex:
-        exit_if_unavailable(lambda: build_ipums("ipums_br", ENTRY, tmp_path / "o.parquet",
-                                                tmp_path / "o.json", log=log))
+        exit_if_unavailable(
+            lambda: build_ipums("ipums_br", ENTRY, tmp_path / "o.parquet", tmp_path / "o.json", log=log)
+        )
     assert ex.value.code == 1 and ex.value.__suppress_context__  # no chained traceback
     captured = "".join(capfd.readouterr())
     lines = [ln for ln in captured.splitlines() if ln.strip()]
@@ -124,6 +136,7 @@ def test_script_wrapper_exits_1_without_traceback(tmp_path, keyed, monkeypatch, 
 
 
 # ------------------------------------------------------- the real ipumspy client, local server
+
 
 def _real_client():
     return pytest.importorskip("ipumspy")
@@ -167,16 +180,19 @@ def test_probe_without_ipumspy_or_network(monkeypatch):
     if ipums_api.importlib.util.find_spec("ipumspy") is None:
         pytest.skip("ipumspy not installed")
     monkeypatch.setattr(ipums_api, "API_URL", "https://api.ipums.invalid")
-    assert ipums_api.probe() == ("cannot reach the IPUMS API (cannot resolve api.ipums.invalid: "
-                                 "no network?)")
+    assert ipums_api.probe() == ("cannot reach the IPUMS API (cannot resolve api.ipums.invalid: no network?)")
 
 
 # ------------------------------------------------------------- reading: ipumspy and built-in
 
-OPTS = {"numeric": {"AGE": {"domain": [0, 120]},
-                    "INCTOT": {"domain": "observed", "missing_codes": [9999998, 9999999]},
-                    "HRSWORK1": {"domain": "observed", "missing_codes": [998, 999]}},
-        "categorical": {"SEX": {"missing_codes": [9]}}}
+OPTS = {
+    "numeric": {
+        "AGE": {"domain": [0, 120]},
+        "INCTOT": {"domain": "observed", "missing_codes": [9999998, 9999999]},
+        "HRSWORK1": {"domain": "observed", "missing_codes": [998, 999]},
+    },
+    "categorical": {"SEX": {"missing_codes": [9]}},
+}
 
 
 @pytest.fixture(params=["ipumspy", "built-in"])
@@ -209,8 +225,7 @@ def test_both_readers_give_the_same_table(tmp_path, reader, form):
 
 
 def test_implied_decimals_both_readers(tmp_path, reader, monkeypatch):
-    monkeypatch.setattr(fx, "IPUMS_VARS", [v if v[0] != "HRSWORK1" else ("HRSWORK1", 25, 27, 1)
-                                           for v in fx.IPUMS_VARS])
+    monkeypatch.setattr(fx, "IPUMS_VARS", [v if v[0] != "HRSWORK1" else ("HRSWORK1", 25, 27, 1) for v in fx.IPUMS_VARS])
     data, ddi = _extract(tmp_path, "fixed")
     opts = {"numeric": {"HRSWORK1": {"domain": "observed"}}, "categorical": {}}
     t = finalise(ipums.read(data, ddi, opts))
@@ -234,10 +249,14 @@ def test_header_only_csv_extract_both_readers(tmp_path, reader):
 def test_ipumspy_falls_back_on_a_codebook_it_cannot_parse(tmp_path):
     pytest.importorskip("ipumspy")
     data = fx.ipums_fixed_width(tmp_path)
-    ddi = fx.write(tmp_path / "minimal.xml", (
-        '<codeBook xmlns="ddi:codebook:2_5"><dataDscr>'
-        + "".join(f'<var name="{n}"><location StartPos="{s}" EndPos="{e}"/></var>'
-                  for n, s, e, _ in fx.IPUMS_VARS) + "</dataDscr></codeBook>"))
+    ddi = fx.write(
+        tmp_path / "minimal.xml",
+        (
+            '<codeBook xmlns="ddi:codebook:2_5"><dataDscr>'
+            + "".join(f'<var name="{n}"><location StartPos="{s}" EndPos="{e}"/></var>' for n, s, e, _ in fx.IPUMS_VARS)
+            + "</dataDscr></codeBook>"
+        ),
+    )
     t = finalise(ipums.read(data, ddi, OPTS))
     assert t.extra["ipums_reader"]["reader"].startswith("built-in (ipumspy could not parse")
     assert t.df["AGE"].tolist() == [34]
@@ -248,8 +267,8 @@ def test_user_extract_card_is_strict_json(tmp_path, monkeypatch):
     entry = copy.deepcopy(ENTRY)
     data, ddi = _extract(tmp_path / "ex", "fixed_gz")
     entry["options"]["extract"] = {"data": data.name, "ddi": ddi.name}
-    card = build_ipums("ipums_br", entry, tmp_path / "o.parquet", tmp_path / "o.json",
-                       extract_dir=str(tmp_path / "ex"))
-    assert json.loads((tmp_path / "o.json").read_text(),
-                      parse_constant=lambda c: pytest.fail(f"{c} in the card")) == card
+    card = build_ipums("ipums_br", entry, tmp_path / "o.parquet", tmp_path / "o.json", extract_dir=str(tmp_path / "ex"))
+    assert (
+        json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the card")) == card
+    )
     assert len(pd.read_parquet(tmp_path / "o.parquet")) == 3

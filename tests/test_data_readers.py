@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+import data_fixtures as fx
 import pandas as pd
 import pytest
 
-import data_fixtures as fx
 from ldprepro.data.build import build_from_files, fetch, needed_files
 from ldprepro.data.fetch import lock_path
 from ldprepro.data.readers import adult, ipums, nltcs, salaries, vehicle, wisdm
@@ -16,11 +16,11 @@ from ldprepro.errors import BadInput, ChecksumMismatch
 
 
 def _entry(kind, files=(), options=None):
-    return {"kind": kind, "files": [{"name": n, "sha256": "lock"} for n in files],
-            "options": options or {}}
+    return {"kind": kind, "files": [{"name": n, "sha256": "lock"} for n in files], "options": options or {}}
 
 
 # ------------------------------------------------------------------------------------ Adult
+
 
 def test_adult_reads_train_and_test(tmp_path):
     t = finalise(adult.read(fx.adult(tmp_path), {}))
@@ -54,6 +54,7 @@ def test_adult_value_outside_domain(tmp_path):
 
 # ------------------------------------------------------------------------------------ NLTCS
 
+
 def test_nltcs(tmp_path):
     t = finalise(nltcs.read(fx.nltcs(tmp_path), {}))
     assert t.df.shape == (3, 16) and list(t.df["a02"]) == [0, 1, 1]
@@ -73,24 +74,25 @@ def test_nltcs_non_binary_value(tmp_path):
 
 # --------------------------------------------------------------------------------- salaries
 
+
 def test_baltimore_dollar_prefix_and_header_spellings(tmp_path):
-    files = [{"name": "Baltimore_City_Employee_Salaries_FY2017.csv", "year": 2017},
-             {"name": "Baltimore_City_Employee_Salaries_FY2014.csv", "year": 2014}]
-    paths = {files[0]["name"]: fx.baltimore_fy2017(tmp_path),
-             files[1]["name"]: fx.baltimore_fy2014(tmp_path)}
-    t = finalise(salaries.read_baltimore(paths, {"year": 2017, "salary_column": "annual_salary"},
-                                         files))
+    files = [
+        {"name": "Baltimore_City_Employee_Salaries_FY2017.csv", "year": 2017},
+        {"name": "Baltimore_City_Employee_Salaries_FY2014.csv", "year": 2014},
+    ]
+    paths = {files[0]["name"]: fx.baltimore_fy2017(tmp_path), files[1]["name"]: fx.baltimore_fy2014(tmp_path)}
+    t = finalise(salaries.read_baltimore(paths, {"year": 2017, "salary_column": "annual_salary"}, files))
     assert t.df["salary"].tolist() == [57863.0, 41000.5]
     assert [d.reason for d in t.drops] == ["salary not positive"] and t.rows_raw == 3
-    t14 = finalise(salaries.read_baltimore(paths, {"year": 2014, "salary_column": "annual_salary"},
-                                           files))
+    t14 = finalise(salaries.read_baltimore(paths, {"year": 2014, "salary_column": "annual_salary"}, files))
     assert t14.df["salary"].tolist() == [11310.0] and t14.df["agency"].tolist() == ["Youth Summer"]
 
 
 def test_sf_cr_only_line_ends_and_not_provided(tmp_path):
     files = [{"name": "san-francisco-2013.csv", "year": 2013}]
-    t = finalise(salaries.read_sf({files[0]["name"]: fx.sf_2013(tmp_path)},
-                                  {"year": 2013, "salary_column": "base_pay"}, files))
+    t = finalise(
+        salaries.read_sf({files[0]["name"]: fx.sf_2013(tmp_path)}, {"year": 2013, "salary_column": "base_pay"}, files)
+    )
     assert t.df["salary"].tolist() == [319275.01, 313686.01]
     assert t.drops[0].reason == "salary missing or not a number" and t.drops[0].examples == [4]
 
@@ -98,25 +100,28 @@ def test_sf_cr_only_line_ends_and_not_provided(tmp_path):
 def test_salary_column_missing_is_named(tmp_path):
     files = [{"name": "san-francisco-2013.csv", "year": 2013}]
     with pytest.raises(BadInput, match=r"san-francisco-2013\.csv: missing column\(s\) \['wage'\]"):
-        salaries.read_sf({files[0]["name"]: fx.sf_2013(tmp_path)},
-                         {"year": 2013, "salary_column": "wage"}, files)
+        salaries.read_sf({files[0]["name"]: fx.sf_2013(tmp_path)}, {"year": 2013, "salary_column": "wage"}, files)
 
 
 def test_nyc_socrata_page_and_export_format(tmp_path):
     api = fx.write(tmp_path / "api.csv", "\n".join([fx.SOCRATA_HEADER] + fx.socrata_rows(10)) + "\n")
     files = [{"name": "api.csv"}]
-    t = finalise(salaries.read_nyc({"api.csv": api}, {"salary_column": "base_salary",
-                                                       "pay_basis": "per Annum"}, files))
+    t = finalise(salaries.read_nyc({"api.csv": api}, {"salary_column": "base_salary", "pay_basis": "per Annum"}, files))
     assert len(t.df) == 8 and t.drops[0].rows == 2 and t.extra["sample"] is False
     files = [{"name": "A.csv"}]
-    s = finalise(salaries.read_nyc({"A.csv": fx.nyc_sample_A(tmp_path)},
-                                   {"salary_column": "base_salary", "pay_basis": "per Annum",
-                                    "sample": True}, files))
+    s = finalise(
+        salaries.read_nyc(
+            {"A.csv": fx.nyc_sample_A(tmp_path)},
+            {"salary_column": "base_salary", "pay_basis": "per Annum", "sample": True},
+            files,
+        )
+    )
     assert s.df["salary"].tolist() == [35109.0] and s.df["year"].tolist() == [2020]
     assert s.extra["sample"] is True and "NOT a complete fiscal year" in s.extra["caveat"]
 
 
 # ---------------------------------------------------------------------------------- Vehicle
+
 
 def test_vehicle_uses_modality_directories_only(tmp_path):
     t = finalise(vehicle.read({"v.tar.xz": fx.vehicle_tar(tmp_path)}, {"qffl_subset": False}))
@@ -144,6 +149,7 @@ def test_vehicle_truncated_archive(tmp_path):
 
 # ------------------------------------------------------------------------------------ WISDM
 
+
 @pytest.mark.parametrize("as_tar", [True, False])
 def test_wisdm_malformed_lines_counted_and_dropped(tmp_path, as_tar):
     logged = []
@@ -163,17 +169,20 @@ def test_wisdm_value_outside_declared_domain(tmp_path):
 
 # ------------------------------------------------------------------------------------ IPUMS
 
-IPUMS_OPTS = {"numeric": {"AGE": {"domain": [0, 120]},
-                          "INCTOT": {"domain": "observed", "missing_codes": [9999998, 9999999]},
-                          "HRSWORK1": {"domain": "observed", "missing_codes": [998, 999]}},
-              "categorical": {"SEX": {"missing_codes": [9]}}}
+IPUMS_OPTS = {
+    "numeric": {
+        "AGE": {"domain": [0, 120]},
+        "INCTOT": {"domain": "observed", "missing_codes": [9999998, 9999999]},
+        "HRSWORK1": {"domain": "observed", "missing_codes": [998, 999]},
+    },
+    "categorical": {"SEX": {"missing_codes": [9]}},
+}
 
 
 @pytest.mark.parametrize("form", ["fixed_gz", "fixed", "csv"])
 def test_ipums_extract_with_ddi(tmp_path, form):
     ddi = fx.ipums_ddi(tmp_path)
-    data = (fx.ipums_csv(tmp_path) if form == "csv"
-            else fx.ipums_fixed_width(tmp_path, gz=form == "fixed_gz"))
+    data = fx.ipums_csv(tmp_path) if form == "csv" else fx.ipums_fixed_width(tmp_path, gz=form == "fixed_gz")
     t = finalise(ipums.read(data, ddi, IPUMS_OPTS))
     assert t.rows_raw == 4
     assert len(t.df) == 1  # NIU income, HRSWORK1 998/999 and SEX 9 dropped
@@ -200,21 +209,31 @@ def test_ipums_variable_not_in_codebook(tmp_path):
 
 # ------------------------------------------------------------------- generic table + card
 
+
 def _table_entry(path, columns, **opts):
-    return {"kind": "table", "description": "test", "source": "fixture", "licence": "none",
-            "files": [{"name": path.name, "sha256": fx.sha256(path)}],
-            "options": {"columns": columns, **opts}}
+    return {
+        "kind": "table",
+        "description": "test",
+        "source": "fixture",
+        "licence": "none",
+        "files": [{"name": path.name, "sha256": fx.sha256(path)}],
+        "options": {"columns": columns, **opts},
+    }
 
 
 def test_generic_table_end_to_end(tmp_path):
     src = fx.write(tmp_path / "my.csv", "age,city,score\n30,Rome,0.5\n41,Oslo,\n52,Rome,0.9\n")
-    entry = _table_entry(src, {"age": {"type": "numeric", "domain": [0, 120], "integer": True},
-                               "city": {"type": "categorical"},
-                               "score": {"type": "numeric", "domain": [0, 1]}},
-                         dropna=["score"])
+    entry = _table_entry(
+        src,
+        {
+            "age": {"type": "numeric", "domain": [0, 120], "integer": True},
+            "city": {"type": "categorical"},
+            "score": {"type": "numeric", "domain": [0, 1]},
+        },
+        dropna=["score"],
+    )
     out = tmp_path / "out"
-    card = build_from_files("mine", entry, {"my.csv": src}, out / "mine.parquet",
-                            out / "mine.json")
+    card = build_from_files("mine", entry, {"my.csv": src}, out / "mine.parquet", out / "mine.json")
     df = pd.read_parquet(out / "mine.parquet")
     assert df["age"].tolist() == [30, 52] and str(df["city"].dtype) == "category"
     assert card["rows_before_cleaning"] == 3 and card["rows_after_cleaning"] == 2
@@ -243,22 +262,27 @@ def test_generic_table_wrong_columns(tmp_path):
 def test_generic_parquet_and_determinism(tmp_path):
     src = tmp_path / "in.parquet"
     pd.DataFrame({"x": [0.1, 0.2, 0.3], "g": ["a", "b", "a"]}).to_parquet(src)
-    entry = _table_entry(src, {"x": {"type": "numeric", "domain": [0, 1]},
-                               "g": {"type": "categorical"}})
+    entry = _table_entry(src, {"x": {"type": "numeric", "domain": [0, 1]}, "g": {"type": "categorical"}})
     for run in ("1", "2"):
-        build_from_files("p", entry, {"in.parquet": src}, tmp_path / run / "p.parquet",
-                         tmp_path / run / "p.json")
+        build_from_files("p", entry, {"in.parquet": src}, tmp_path / run / "p.parquet", tmp_path / run / "p.json")
     assert (tmp_path / "1/p.parquet").read_bytes() == (tmp_path / "2/p.parquet").read_bytes()
     assert (tmp_path / "1/p.json").read_bytes() == (tmp_path / "2/p.json").read_bytes()
 
 
 def test_needed_files_year_and_placeholders():
-    entry = {"kind": "salary_nyc", "options": {"fiscal_year": 2020, "year": 2012},
-             "files": [{"name": "p_{fiscal_year}.csv", "sha256": "lock",
-                        "socrata": {"domain": "d", "dataset": "x",
-                                    "query": {"fiscal_year": "{fiscal_year}"}}},
-                       {"name": "a.csv", "sha256": "lock", "year": 2011},
-                       {"name": "b.csv", "sha256": "lock", "year": 2012}]}
+    entry = {
+        "kind": "salary_nyc",
+        "options": {"fiscal_year": 2020, "year": 2012},
+        "files": [
+            {
+                "name": "p_{fiscal_year}.csv",
+                "sha256": "lock",
+                "socrata": {"domain": "d", "dataset": "x", "query": {"fiscal_year": "{fiscal_year}"}},
+            },
+            {"name": "a.csv", "sha256": "lock", "year": 2011},
+            {"name": "b.csv", "sha256": "lock", "year": 2012},
+        ],
+    }
     got = needed_files(entry)
     assert [f["name"] for f in got] == ["p_2020.csv", "b.csv"]
     assert got[0]["socrata"]["query"] == {"fiscal_year": "2020"}
@@ -266,22 +290,28 @@ def test_needed_files_year_and_placeholders():
 
 # ------------------------------------------------- truncated, header-only and empty tables
 
-PERSON = {"age": {"type": "numeric", "domain": [0, 120]},
-          "income": {"type": "numeric", "domain": "observed"},
-          "region": {"type": "categorical"}}
+PERSON = {
+    "age": {"type": "numeric", "domain": [0, 120]},
+    "income": {"type": "numeric", "domain": "observed"},
+    "region": {"type": "categorical"},
+}
 
 
 def _build(tmp_path, src, columns=PERSON, **opts):
     out = tmp_path / "out"
-    return build_from_files("mine", _table_entry(src, columns, **opts), {src.name: src},
-                            out / "m.parquet", out / "m.json")
+    return build_from_files(
+        "mine", _table_entry(src, columns, **opts), {src.name: src}, out / "m.parquet", out / "m.json"
+    )
 
 
 def test_truncated_last_line_names_file_row_and_column(tmp_path):
     """Issue 14 item 4: '29,38' (cut short) was read as income 38, region NaN."""
     src = fx.write(tmp_path / "people.csv", "age,income,region\n41,52,north\n29,38")
-    with pytest.raises(BadInput, match=r"people\.csv: column 'region', row 3: the line has 2 "
-                                       r"of 3 fields"):
+    with pytest.raises(
+        BadInput,
+        match=r"people\.csv: column 'region', row 3: the line has 2 "
+        r"of 3 fields",
+    ):
         _build(tmp_path, src)
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
@@ -296,8 +326,7 @@ def test_short_line_in_the_middle_and_empty_trailing_field(tmp_path):
 
 
 def test_short_line_in_gzip_and_cr_only_files(tmp_path):
-    gz = fx.gzip_copy(fx.write(tmp_path / "x.csv", "age,income,region\n1,2,a\n3,4\n"),
-                      tmp_path / "p.csv.gz")
+    gz = fx.gzip_copy(fx.write(tmp_path / "x.csv", "age,income,region\n1,2,a\n3,4\n"), tmp_path / "p.csv.gz")
     with pytest.raises(BadInput, match=r"p\.csv\.gz: column 'region', row 3"):
         _build(tmp_path, gz)
     cr = fx.write(tmp_path / "cr.csv", "age,income,region\n1,2,a\n3,4\n", newline="\r")
@@ -305,10 +334,15 @@ def test_short_line_in_gzip_and_cr_only_files(tmp_path):
         _build(tmp_path, cr)
 
 
-@pytest.mark.parametrize("text,needle", [("age,income,region\n", r"no data rows"),
-                                         ("age,income,region", r"no data rows"),
-                                         ("", r"empty file"),
-                                         ("age,income,region\n\n\n", r"no data rows")])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("age,income,region\n", r"no data rows"),
+        ("age,income,region", r"no data rows"),
+        ("", r"empty file"),
+        ("age,income,region\n\n\n", r"no data rows"),
+    ],
+)
 def test_header_only_or_empty_csv_is_an_error_and_writes_nothing(tmp_path, text, needle):
     src = fx.write(tmp_path / "p.csv", text)
     with pytest.raises(BadInput, match=rf"p\.csv: .*{needle}"):
@@ -318,10 +352,18 @@ def test_header_only_or_empty_csv_is_an_error_and_writes_nothing(tmp_path, text,
 
 def test_zero_row_parquet_names_file_and_column(tmp_path):
     src = tmp_path / "in.parquet"
-    pd.DataFrame({"age": pd.Series([], dtype="float64"), "income": pd.Series([], dtype="float64"),
-                  "region": pd.Series([], dtype="object")}).to_parquet(src)
-    with pytest.raises(BadInput, match=r"in\.parquet: column 'age', row 1: no rows to normalise: "
-                                       r"the file has no data rows"):
+    pd.DataFrame(
+        {
+            "age": pd.Series([], dtype="float64"),
+            "income": pd.Series([], dtype="float64"),
+            "region": pd.Series([], dtype="object"),
+        }
+    ).to_parquet(src)
+    with pytest.raises(
+        BadInput,
+        match=r"in\.parquet: column 'age', row 1: no rows to normalise: "
+        r"the file has no data rows",
+    ):
         _build(tmp_path, src)
 
 
@@ -337,16 +379,17 @@ def test_all_missing_observed_column_never_reaches_the_card(tmp_path):
     t.columns[0].domain = "observed"
     t.df["age"] = float("nan")
     from ldprepro.data.table import data_card
+
     with pytest.raises(BadInput, match=r"column 'age': no finite value"):
         data_card("adult", {"kind": "uci_adult"}, t, [])
 
 
 def test_card_with_nan_is_not_written(tmp_path):
     from ldprepro.data.table import write_outputs
+
     t = finalise(nltcs.read(fx.nltcs(tmp_path), {}))
     with pytest.raises(BadInput, match=r"m\.json: the data card of 'x' holds a NaN"):
-        write_outputs(t, {"dataset": "x", "v": float("nan")}, tmp_path / "m.parquet",
-                      tmp_path / "m.json")
+        write_outputs(t, {"dataset": "x", "v": float("nan")}, tmp_path / "m.parquet", tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists() and not (tmp_path / "m.parquet").exists()
 
 
@@ -360,11 +403,11 @@ def test_salary_file_cut_mid_row(tmp_path):
     p = fx.sf_2013(tmp_path)
     p.write_bytes(p.read_bytes()[:-40])  # the last record loses its last fields
     with pytest.raises(BadInput, match=r"san-francisco-2013\.csv: column '\w+', row 4"):
-        salaries.read_sf({files[0]["name"]: p}, {"year": 2013, "salary_column": "base_pay"},
-                         files)
+        salaries.read_sf({files[0]["name"]: p}, {"year": 2013, "salary_column": "base_pay"}, files)
 
 
 # ------------------------------------------------ raw files re-verified at normalisation
+
 
 def test_raw_file_altered_after_fetch_is_refused(tmp_path):
     """Issue 14 item 3: a changed raw file was normalised, and its new sha256 recorded with
@@ -372,14 +415,12 @@ def test_raw_file_altered_after_fetch_is_refused(tmp_path):
     src = fx.write(tmp_path / "my.csv", "age,income,region\n30,1,a\n41,2,b\n")
     entry = _table_entry(src, PERSON)
     good = entry["files"][0]["sha256"]
-    card = build_from_files("mine", entry, {"my.csv": src}, tmp_path / "a.parquet",
-                            tmp_path / "a.json")
+    card = build_from_files("mine", entry, {"my.csv": src}, tmp_path / "a.parquet", tmp_path / "a.json")
     assert card["files"][0] == {"name": "my.csv", "sha256": good, "checksum_from": "config"}
     src.write_text("age,income,region\n30,1,a\n41,9,b\n")  # one byte changed
     bad = fx.sha256(src)
     with pytest.raises(ChecksumMismatch) as err:
-        build_from_files("mine", entry, {"my.csv": src}, tmp_path / "b.parquet",
-                         tmp_path / "b.json")
+        build_from_files("mine", entry, {"my.csv": src}, tmp_path / "b.parquet", tmp_path / "b.json")
     msg = str(err.value)
     assert str(src) in msg and good in msg and bad in msg and "config.yaml" in msg
     assert "Delete it" in msg and src.exists()
@@ -389,19 +430,18 @@ def test_raw_file_altered_after_fetch_is_refused(tmp_path):
 def test_lock_checked_file_altered_after_fetch_is_refused(tmp_path):
     body = b"age,income,region\n30,1,a\n"
     with fx.web_server({"/live.csv": lambda q: (200, body)}) as base:
-        entry = {"kind": "table", "files": [{"name": "live.csv", "sha256": "lock",
-                                             "url": f"{base}/live.csv"}],
-                 "options": {"columns": PERSON}}
+        entry = {
+            "kind": "table",
+            "files": [{"name": "live.csv", "sha256": "lock", "url": f"{base}/live.csv"}],
+            "options": {"columns": PERSON},
+        }
         dest = tmp_path / "raw" / "live.csv"
         fetch("live", entry, "live.csv", dest, "", log=lambda m: None)
-    card = build_from_files("live", entry, {"live.csv": dest}, tmp_path / "a.parquet",
-                            tmp_path / "a.json")
+    card = build_from_files("live", entry, {"live.csv": dest}, tmp_path / "a.parquet", tmp_path / "a.json")
     assert card["files"][0]["checksum_from"] == "lock file (recorded on first download)"
     dest.write_bytes(body.replace(b"30", b"31"))
     with pytest.raises(ChecksumMismatch, match=r"live\.csv\.sha256\.lock"):
-        build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet",
-                         tmp_path / "b.json")
+        build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet", tmp_path / "b.json")
     lock_path(dest).unlink()  # and a lock-checked file without its lock cannot be verified
     with pytest.raises(ChecksumMismatch, match=r"missing lock file"):
-        build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet",
-                         tmp_path / "b.json")
+        build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet", tmp_path / "b.json")

@@ -7,14 +7,13 @@ import sys
 import types
 from pathlib import Path
 
+import data_fixtures as fx
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-import data_fixtures as fx
-from ldprepro.data import k_minus_1, one_hot, ordinal_codes, to_unit, from_unit
-from ldprepro.data import synthetic
+from ldprepro.data import from_unit, k_minus_1, one_hot, ordinal_codes, synthetic, to_unit
 from ldprepro.data.build import build_ipums, build_synthetic
 from ldprepro.data.table import finalise
 from ldprepro.errors import DataUnavailable
@@ -43,8 +42,9 @@ def test_one_hot_k_columns_and_k_minus_1():
         one_hot(pd.Series(["a", None], name="h"), categories=["a", "b"])
 
 
-@pytest.mark.parametrize("dist,params", [("uniform", {}), ("gaussian", {"mean": 0.3, "sd": 0.2}),
-                                         ("exponential", {"sd": 0.3})])
+@pytest.mark.parametrize(
+    "dist,params", [("uniform", {}), ("gaussian", {"mean": 0.3, "sd": 0.2}), ("exponential", {"sd": 0.3})]
+)
 def test_synthetic_bounded_and_deterministic(dist, params):
     opts = {"distribution": dist, "size": {"paper": 50, "smoke": 2000}, **params}
     a = finalise(synthetic.generate("s", opts, 7, "smoke")).df
@@ -60,21 +60,34 @@ def test_synthetic_bounded_and_deterministic(dist, params):
 
 
 def test_synthetic_multidim_and_files_byte_identical(tmp_path):
-    entry = {"kind": "synthetic", "options": {"distribution": "gaussian", "dims": 16, "mean": 1.0,
-                                              "sd": 0.25, "size": {"paper": 9, "smoke": 300}}}
+    entry = {
+        "kind": "synthetic",
+        "options": {
+            "distribution": "gaussian",
+            "dims": 16,
+            "mean": 1.0,
+            "sd": 0.25,
+            "size": {"paper": 9, "smoke": 300},
+        },
+    }
     for d in ("1", "2"):
-        card = build_synthetic("g16", entry, 5, "smoke", tmp_path / d / "g.parquet",
-                               tmp_path / d / "g.json")
+        card = build_synthetic("g16", entry, 5, "smoke", tmp_path / d / "g.parquet", tmp_path / d / "g.json")
     assert card["rows_after_cleaning"] == 300 and len(card["columns"]) == 16
     assert (tmp_path / "1/g.parquet").read_bytes() == (tmp_path / "2/g.parquet").read_bytes()
     df = pd.read_parquet(tmp_path / "1/g.parquet")
     assert df.to_numpy().max() <= 1 and list(df.columns)[:2] == ["x01", "x02"]
 
 
-IPUMS_ENTRY = {"kind": "ipums", "options": {
-    "collection": "ipumsi", "sample": "br2010a", "extract": {"data": "", "ddi": ""},
-    "numeric": {"AGE": {"domain": [0, 120]}},
-    "categorical": {"SEX": {"missing_codes": [9]}}}}
+IPUMS_ENTRY = {
+    "kind": "ipums",
+    "options": {
+        "collection": "ipumsi",
+        "sample": "br2010a",
+        "extract": {"data": "", "ddi": ""},
+        "numeric": {"AGE": {"domain": [0, 120]}},
+        "categorical": {"SEX": {"missing_codes": [9]}},
+    },
+}
 
 
 def test_ipums_without_key_or_extract_says_what_to_do(tmp_path, monkeypatch):
@@ -95,8 +108,7 @@ def test_ipums_user_extract(tmp_path, monkeypatch):
     fx.ipums_ddi(tmp_path / "ex")
     fx.ipums_fixed_width(tmp_path / "ex")
     entry["options"]["extract"] = {"data": "ipumsi_00001.dat.gz", "ddi": "ipumsi_00001.xml"}
-    card = build_ipums("ipums_br", entry, tmp_path / "o.parquet", tmp_path / "o.json",
-                       extract_dir=str(tmp_path / "ex"))
+    card = build_ipums("ipums_br", entry, tmp_path / "o.parquet", tmp_path / "o.json", extract_dir=str(tmp_path / "ex"))
     assert card["rows_before_cleaning"] == 4 and card["rows_after_cleaning"] == 3
     assert card["files"][0]["route"] == "user-supplied extract"
 
@@ -124,8 +136,7 @@ def test_ipums_api_route_with_ipumspy(tmp_path, monkeypatch):
         def __init__(self, **kw):
             self.kw = kw
 
-    monkeypatch.setitem(sys.modules, "ipumspy", types.SimpleNamespace(
-        IpumsApiClient=Client, MicrodataExtract=Extract))
+    monkeypatch.setitem(sys.modules, "ipumspy", types.SimpleNamespace(IpumsApiClient=Client, MicrodataExtract=Extract))
     monkeypatch.setenv("IPUMS_API_KEY", "secret")
     monkeypatch.chdir(tmp_path)
     card = build_ipums("ipums_br", IPUMS_ENTRY, tmp_path / "o.parquet", tmp_path / "o.json")
@@ -141,8 +152,10 @@ def test_ipums_api_route_with_ipumspy(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------------------- config schema
 
+
 def _validate(cfg):
     from snakemake.utils import validate
+
     validate(cfg, str(ROOT / "workflow/schemas/config.schema.yaml"))
 
 
@@ -154,6 +167,7 @@ def test_a_new_experiment_entry_is_accepted_and_checked():
     """Users add experiments as new figN entries (docs/extending.md, "Adding an experiment"): a valid one
     passes the schema, an incomplete one fails at load naming the missing key."""
     from snakemake.exceptions import WorkflowError
+
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
     cfg["dct"]["fig99"] = {**cfg["dct"]["fig2"], "mechanisms": ["pm", "hm_tp"]}
     cfg["ldpfl"]["fig98"] = {**cfg["ldpfl"]["fig10"], "eps": [2]}
@@ -163,27 +177,38 @@ def test_a_new_experiment_entry_is_accepted_and_checked():
         _validate(cfg)
 
 
-@pytest.mark.parametrize("mutate,needle", [
-    (lambda c: c["datasets"]["adult"]["files"][0].update(sha="x"), "sha"),
-    (lambda c: c["datasets"]["adult"]["files"][0].update(sha256="abc"), "abc"),
-    (lambda c: c["datasets"]["adult"].update(kind="uci"), "uci"),
-    (lambda c: c["datasets"]["salary_sf"]["options"].update(salary="base_pay"), "salary"),
-    (lambda c: c["datasets"]["synth_uniform"]["options"].update(distribution="cauchy"), "cauchy"),
-    (lambda c: c["datasets"].update(mine={"kind": "table", "files": [
-        {"name": "a.csv", "sha256": "lock"}], "options": {"columns": {
-            "age": {"type": "numeric", "domain": [0]}}}}), "domain"),
-    # LDP-SGD figures: graded-only mechanisms and keys, discretisation, encodings
-    (lambda c: c["hiera"]["fig3"].update(mechanisms=["hiera", "duchi"]), "duchi"),
-    (lambda c: c["ldpfl"]["fig10"].update(mechanisms=["hiera"]), "hiera"),
-    (lambda c: c["hiera"]["fig3"]["graded"].update(component_rule="all"), "'all'"),
-    (lambda c: c["ldpfl"]["fig14"].update(discretize=[0]), "minimum"),
-    (lambda c: c["hiera"]["fig3"]["panels"][0].update(categorical_encoding="binary"), "binary"),
-    (lambda c: c["hiera"]["fig3"].update(discretize=10), "discretize"),
-    (lambda c: c["ldpfl"]["fig10"].update(sweep={"clip": [True]}), "sweep"),
-    (lambda c: c["hiera"]["fig3"].update(sweep={"alpha": [1]}), "alpha"),
-])
+@pytest.mark.parametrize(
+    "mutate,needle",
+    [
+        (lambda c: c["datasets"]["adult"]["files"][0].update(sha="x"), "sha"),
+        (lambda c: c["datasets"]["adult"]["files"][0].update(sha256="abc"), "abc"),
+        (lambda c: c["datasets"]["adult"].update(kind="uci"), "uci"),
+        (lambda c: c["datasets"]["salary_sf"]["options"].update(salary="base_pay"), "salary"),
+        (lambda c: c["datasets"]["synth_uniform"]["options"].update(distribution="cauchy"), "cauchy"),
+        (
+            lambda c: c["datasets"].update(
+                mine={
+                    "kind": "table",
+                    "files": [{"name": "a.csv", "sha256": "lock"}],
+                    "options": {"columns": {"age": {"type": "numeric", "domain": [0]}}},
+                }
+            ),
+            "domain",
+        ),
+        # LDP-SGD figures: graded-only mechanisms and keys, discretisation, encodings
+        (lambda c: c["hiera"]["fig3"].update(mechanisms=["hiera", "duchi"]), "duchi"),
+        (lambda c: c["ldpfl"]["fig10"].update(mechanisms=["hiera"]), "hiera"),
+        (lambda c: c["hiera"]["fig3"]["graded"].update(component_rule="all"), "'all'"),
+        (lambda c: c["ldpfl"]["fig14"].update(discretize=[0]), "minimum"),
+        (lambda c: c["hiera"]["fig3"]["panels"][0].update(categorical_encoding="binary"), "binary"),
+        (lambda c: c["hiera"]["fig3"].update(discretize=10), "discretize"),
+        (lambda c: c["ldpfl"]["fig10"].update(sweep={"clip": [True]}), "sweep"),
+        (lambda c: c["hiera"]["fig3"].update(sweep={"alpha": [1]}), "alpha"),
+    ],
+)
 def test_bad_config_entry_fails_naming_the_key(mutate, needle):
     from snakemake.exceptions import WorkflowError
+
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
     mutate(cfg)
     with pytest.raises(WorkflowError) as err:
@@ -195,8 +220,12 @@ def test_synthetic_regression_target():
     """The linear target of the paper-000 stand-in: y = Xβ + noise, clipped; OLS on the generated
     data recovers β within 5 standard errors (SE from the noise sd and the design)."""
     beta = [0.4, -0.3, 0.25, 0.0]
-    opts = {"distribution": "uniform", "dims": 4, "size": {"paper": 10, "smoke": 20000},
-            "target": {"name": "y", "coefficients": beta, "noise_sd": 0.1}}
+    opts = {
+        "distribution": "uniform",
+        "dims": 4,
+        "size": {"paper": 10, "smoke": 20000},
+        "target": {"name": "y", "coefficients": beta, "noise_sd": 0.1},
+    }
     df = finalise(synthetic.generate("lin", opts, 3, "smoke")).df
     assert list(df.columns) == ["x01", "x02", "x03", "x04", "y"] and df["y"].abs().max() <= 1
     X = df[["x01", "x02", "x03", "x04"]].to_numpy()

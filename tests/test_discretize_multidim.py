@@ -6,12 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from stats_helpers import assert_discrete_law, assert_mean, assert_variance
 
-from ldprepro.mechanisms import (DuchiMultiDim, LaplaceMultiDim, SampledMultiDim, get_mechanism,
-                                 get_multidim, sampling_k)
+from ldprepro.mechanisms import DuchiMultiDim, LaplaceMultiDim, SampledMultiDim, get_mechanism, get_multidim, sampling_k
 from ldprepro.mechanisms.multidim import duchi_md_constant
 from ldprepro.seeding import rng_for
-from stats_helpers import assert_discrete_law, assert_mean, assert_variance
 
 CONTINUOUS = ["pm", "pm_sub", "pm_opt", "hm", "hm_tp"]
 
@@ -72,8 +71,10 @@ def test_discretisation_spec_examples():
     y = mech.perturb(np.full(1_000_000, 0.5375), rng_for(8, "pm_sub disc worst"))
     assert_variance(y, 0.5375, mech.worst_case_variance(), "pm_sub m=1 eps=8 worst case")
     # m = 1 at ε=8 is worse than Three-Outputs (0.2512): Fig. 15's message
-    assert get_mechanism("pm_sub", 8, discretize=1).worst_case_variance() > \
-        get_mechanism("three_outputs", 8).worst_case_variance()
+    assert (
+        get_mechanism("pm_sub", 8, discretize=1).worst_case_variance()
+        > get_mechanism("three_outputs", 8).worst_case_variance()
+    )
 
 
 def test_discretisation_rejects_discrete_mechanisms():
@@ -155,8 +156,10 @@ def test_duchi_md_wang_literal_is_biased_and_not_ldp_for_even_d():
     # odd d: no ties, the literal variant equals the exact one
     for d in [1, 3, 5]:
         t = np.linspace(-0.5, 0.7, d)
-        assert np.allclose(DuchiMultiDim(eps, d, ties="wang").output_probabilities(t)[1],
-                           DuchiMultiDim(eps, d).output_probabilities(t)[1])
+        assert np.allclose(
+            DuchiMultiDim(eps, d, ties="wang").output_probabilities(t)[1],
+            DuchiMultiDim(eps, d).output_probabilities(t)[1],
+        )
 
 
 @pytest.mark.parametrize("ties", ["half", "wang"])

@@ -24,8 +24,8 @@ from scipy import stats
 
 from ldprepro.frequency import (
     GRR,
-    OUE,
     ORACLES,
+    OUE,
     SUE,
     RapporUE,
     get_oracle,
@@ -364,7 +364,8 @@ def test_same_seed_same_output(name):
     assert not np.array_equal(a, c)
     counts = np.bincount(vals, minlength=10)
     np.testing.assert_array_equal(
-        o.sample_support_counts(counts, rng_for(7, "s"), size=3), o.sample_support_counts(counts, rng_for(7, "s"), size=3)
+        o.sample_support_counts(counts, rng_for(7, "s"), size=3),
+        o.sample_support_counts(counts, rng_for(7, "s"), size=3),
     )
 
 

@@ -19,11 +19,11 @@ import pytest
 from scipy import integrate, stats
 
 from ldprepro.graded import (
+    LHP,
     STEP5_MODES,
     GradedLaplace,
     GradedLevels,
     HierA,
-    LHP,
     hiera_estimate_counts,
     hiera_estimate_records,
     hiera_expected_estimate,

@@ -71,8 +71,7 @@ def _theory_variance(mechanism, g, level, rule):
 
 
 @pytest.mark.parametrize("rule", ["sample_one", "every_component"])
-@pytest.mark.parametrize("mechanism", ["harmony", "pm", "graded_laplace", "hiera", "harmony_at_level",
-                                       "pm_at_level"])
+@pytest.mark.parametrize("mechanism", ["harmony", "pm", "graded_laplace", "hiera", "harmony_at_level", "pm_at_level"])
 def test_collectors_are_unbiased(mechanism, rule):
     """Mean of R independent group estimates against the true group mean, within 5 standard errors
     (closed-form variance for the per-user mechanisms; HierA, a count-level estimator, unclipped,

@@ -41,9 +41,11 @@ def test_partition_357_has_13_intervals_and_the_spec_maps():
     assert P357.K == 13
     assert np.allclose(P357.cuts * 105, [0, 15, 21, 30, 35, 42, 45, 60, 63, 70, 75, 84, 90, 105])
     # spec §2, 1-based I1..I13
-    spec = {3: [[1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11, 12, 13]],
-            5: [[1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13]],
-            7: [[1], [2, 3], [4, 5, 6], [7], [8, 9, 10], [11, 12], [13]]}
+    spec = {
+        3: [[1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11, 12, 13]],
+        5: [[1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13]],
+        7: [[1], [2, 3], [4, 5, 6], [7], [8, 9, 10], [11, 12], [13]],
+    }
     for i, m in enumerate(P357.folds):
         assert [[j + 1 for j in b] for b in P357.bins[i]] == spec[m]
 
@@ -125,8 +127,10 @@ def test_per_user_and_sufficient_statistic_paths_have_the_same_law(ratios):
     for j in [0, 1, 2, 6, 12]:
         rj = col.ratios[j]
         # C_j = Bin(n_j, r p) + Bin(n − n_j, r q); N_j = Bin(n, r)
-        law_c = np.convolve(stats.binom.pmf(np.arange(counts[j] + 1), counts[j], rj * col.p),
-                            stats.binom.pmf(np.arange(n - counts[j] + 1), n - counts[j], rj * col.q))
+        law_c = np.convolve(
+            stats.binom.pmf(np.arange(counts[j] + 1), counts[j], rj * col.p),
+            stats.binom.pmf(np.arange(n - counts[j] + 1), n - counts[j], rj * col.q),
+        )
         law_n = stats.binom.pmf(support, n, rj)
         for label, C, Nj in [("per-user", C_pu, N_pu), ("sufficient", C_ss, N_ss)]:
             assert_discrete_law(C[:, j].astype(float), support.astype(float), law_c, label=f"{label} C_{j}")
@@ -170,8 +174,10 @@ def test_wshp_equal_weights_and_equal_widths_give_the_overall_ratio():
             assert np.allclose(wshp_ratios(p, r_bar, eps), r_bar, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("weights", ["equal", [[1, 1, 3], [1, 1, 1, 1, 3], [1, 1, 1, 1, 1, 1, 3]],
-                                     [[5, 1, 1], [1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]]])
+@pytest.mark.parametrize(
+    "weights",
+    ["equal", [[1, 1, 3], [1, 1, 1, 1, 3], [1, 1, 1, 1, 1, 1, 3]], [[5, 1, 1], [1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]]],
+)
 def test_water_filling_preserves_bandwidth_and_caps_at_one(weights):
     for eps in (1.0, 3.0, 15.0):
         for r_bar in np.arange(0.05, 1.0001, 0.05):
@@ -316,8 +322,13 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
         # the paper's T repetitions, plus ours for the claims' tests, labelled extra_rep
         per_curve = mse.groupby(["dataset", "mechanism", "eps", "r"])
         assert per_curve["rep"].nunique().eq(max(entry["reps"], entry.get("claim_reps", 0))).all()
-        assert mse[~mse["extra_rep"]].groupby(["dataset", "mechanism", "eps", "r"])["rep"].max().eq(
-            entry["reps"] - 1).all()
+        assert (
+            mse[~mse["extra_rep"]]
+            .groupby(["dataset", "mechanism", "eps", "r"])["rep"]
+            .max()
+            .eq(entry["reps"] - 1)
+            .all()
+        )
         summary = pd.read_parquet(tmp_path / f"results/bshp/{fig}/summary.parquet")
         assert summary.loc[summary["metric"] == "mse", "n"].eq(entry["reps"]).all()
         assert set(mse.loc[mse["mechanism"] != "split_baseline", "r"]) == {float(r) for r in entry["ratios"]}
@@ -351,9 +362,25 @@ def test_unavailable_city_is_drawn_as_not_available(tmp_path):
     cities = {"nyc": {"dataset": "salary_nyc", "title": "New York City"}}
     empty = pd.DataFrame(columns=KEY_COLUMNS)
     reason = {"salary_nyc": "needs network (Socrata API)"}
-    plot_values_figure(empty, {"kind": "values", "cities": ["nyc"], "methods": list(METHODS)}, cities, {}, reason,
-                       "fig1", tmp_path / "v.png", tmp_path / "v.svg")
-    plot_mse_figure(empty, {"kind": "mse_eps", "cities": ["nyc"], "methods": list(METHODS), "ratios": [0.8]},
-                    cities, {}, reason, "fig4", tmp_path / "m.png", tmp_path / "m.svg")
+    plot_values_figure(
+        empty,
+        {"kind": "values", "cities": ["nyc"], "methods": list(METHODS)},
+        cities,
+        {},
+        reason,
+        "fig1",
+        tmp_path / "v.png",
+        tmp_path / "v.svg",
+    )
+    plot_mse_figure(
+        empty,
+        {"kind": "mse_eps", "cities": ["nyc"], "methods": list(METHODS), "ratios": [0.8]},
+        cities,
+        {},
+        reason,
+        "fig4",
+        tmp_path / "m.png",
+        tmp_path / "m.svg",
+    )
     for name in ("v.svg", "m.svg"):
         assert "not available" in (tmp_path / name).read_text()

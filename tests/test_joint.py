@@ -52,7 +52,7 @@ def test_encoding_lengths_and_one_hot(sizes, length):
     assert enc.shape == (500, length)
     assert (enc.sum(axis=1) == len(sizes)).all()
     for j, off in enumerate(rr.offsets):
-        assert (enc[:, off:off + sizes[j]].argmax(axis=1) == codes[:, j]).all()
+        assert (enc[:, off : off + sizes[j]].argmax(axis=1) == codes[:, j]).all()
     with pytest.raises(ValueError):
         rr.encode(np.full((1, len(sizes)), 99))
 
@@ -95,8 +95,12 @@ def test_unbiased_bit_counts():
     rng = rng_for(SEED, "unbiased")
     codes = random_records(sizes, n, rng)
     true = rr.encode(codes).sum(axis=0).astype(float)
-    ts = np.array([unbiased_bit_counts(rr.blocks(rr.perturb_two_stage(codes, rng)[0], [0, 1]),
-                                       rr.q_star, rr.p_star) for _ in range(runs)])
+    ts = np.array(
+        [
+            unbiased_bit_counts(rr.blocks(rr.perturb_two_stage(codes, rng)[0], [0, 1]), rr.q_star, rr.p_star)
+            for _ in range(runs)
+        ]
+    )
     qs, ps = rr.q_star, rr.p_star
     var = (true * qs * (1 - qs) + (n - true) * ps * (1 - ps)) / (qs - ps) ** 2
     se = np.sqrt(var / runs)
@@ -181,8 +185,14 @@ def test_lremh_pruned_cells_stay_zero_and_em_start_from_lasso():
     assert (la.theta[pruned] <= 0).all() and (est.theta[pruned] == 0).all()
     assert est.candidates == 16 - pruned.size == np.count_nonzero(la.theta)
     # starting at θ⁰ restricted, zero EM iterations would return θ⁰: check the update starts there
-    one = em_candidates(blocks, rr.q_star, rr.p_star, np.stack(np.unravel_index(np.flatnonzero(la.theta), sizes), 1),
-                        la.theta[la.theta > 0], max_iter=1)
+    one = em_candidates(
+        blocks,
+        rr.q_star,
+        rr.p_star,
+        np.stack(np.unravel_index(np.flatnonzero(la.theta), sizes), 1),
+        la.theta[la.theta > 0],
+        max_iter=1,
+    )
     assert one.iterations == 1
 
 
@@ -256,11 +266,13 @@ def test_lremh_figures_smoke(tmp_path):
         sm = exp["smoke"]
         conv = {**sec["converged"], **exp.get("converged", {}), **sm.get("converged", {})}
         em_based = {"converged", "loglik"}
-        for fig, metrics in [(exp["time_figure"], {"time_s", "time_ratio_to_lremh"}),
-                             (exp["avd_figure"], {"avd", "iterations", "candidates", "pruned_true_mass",
-                                                  "kept_fraction"} | em_based)]:
-            raw = pd.concat([pd.read_parquet(tmp_path / f"results/lremh/{fig}/{name}__{m}.parquet")
-                             for m in sec["methods"]])
+        for fig, metrics in [
+            (exp["time_figure"], {"time_s", "time_ratio_to_lremh"}),
+            (exp["avd_figure"], {"avd", "iterations", "candidates", "pruned_true_mass", "kept_fraction"} | em_based),
+        ]:
+            raw = pd.concat(
+                [pd.read_parquet(tmp_path / f"results/lremh/{fig}/{name}__{m}.parquet") for m in sec["methods"]]
+            )
             assert list(raw.columns[:6]) == ["paper", "figure", "dataset", "mechanism", "eps", "rep"]
             assert set(raw["metric"]) == metrics and set(raw["mechanism"]) == set(sec["methods"])
             assert set(raw["k"]) == set(sm["k"]) and set(raw["f"]) == set(sm["f"])
@@ -276,11 +288,14 @@ def test_lremh_figures_smoke(tmp_path):
             assert claims["claim"].str.contains("control: EM run to convergence").any()
         it = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__em_converged.parquet")
         u = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__em.parquet")
-        key = ["f", "k", "rep"]
-        def wide(df):
-            return df[df["metric"].isin(["loglik", "iterations"])].pivot_table(index=key, columns="metric", values="value")
+
+        def wide(df, key=("f", "k", "rep")):
+            return df[df["metric"].isin(["loglik", "iterations"])].pivot_table(
+                index=list(key), columns="metric", values="value"
+            )
+
         both = wide(it).merge(wide(u), left_index=True, right_index=True, suffixes=("_c", "_u"))
-        longer = both["iterations_c"] >= both["iterations_u"]   # EM from the same start, run at least as long
+        longer = both["iterations_c"] >= both["iterations_u"]  # EM from the same start, run at least as long
         assert len(both) and longer.mean() > 0.9
         assert (both.loc[longer, "loglik_c"] >= both.loc[longer, "loglik_u"] - 1e-12).all()  # EM never lowers ℓ
         avd_rows = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__lremh.parquet")

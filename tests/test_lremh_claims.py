@@ -30,9 +30,20 @@ def tidy(values: dict, metric: str, figure: str = "fig1") -> pd.DataFrame:
             for k in KS:
                 for run in range(RUNS):
                     for s in range(SUBSETS):
-                        rows.append({"paper": "lremh", "figure": figure, "dataset": "x", "mechanism": m, "eps": 1.0,
-                                     "rep": run * SUBSETS + s, "metric": metric, "f": f, "k": k,
-                                     "value": float(fn(f, k, run, s))})
+                        rows.append(
+                            {
+                                "paper": "lremh",
+                                "figure": figure,
+                                "dataset": "x",
+                                "mechanism": m,
+                                "eps": 1.0,
+                                "rep": run * SUBSETS + s,
+                                "metric": metric,
+                                "f": f,
+                                "k": k,
+                                "value": float(fn(f, k, run, s)),
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
@@ -49,13 +60,15 @@ def _find(v: dict, start: str, control: bool = False) -> str:
 # ------------------------------------------------------------------------------------------------ per-run tables
 def test_per_run_averages_subsets_on_common_reps_only():
     raw = tidy({"a": lambda f, k, r, s: 1 + r + s, "b": lambda f, k, r, s: 10.0}, "avd")
-    raw = raw[~((raw["mechanism"] == "b") & (raw["rep"] % SUBSETS == 2))]   # b lacks subset 2
+    raw = raw[~((raw["mechanism"] == "b") & (raw["rep"] % SUBSETS == 2))]  # b lacks subset 2
     t = per_run(raw, "avd", ["a", "b"], SUBSETS, log=False)
     assert len(t) == len(FS) * len(KS) * RUNS
     # a's mean over subsets 0 and 1 only (the reps b also has): 1 + r + 0.5
     np.testing.assert_allclose(t.xs((0.1, 2), level=["f", "k"])["a"], 1.5 + np.arange(RUNS))
     g = per_run(raw, "avd", ["a", "b"], SUBSETS, log=True)
-    np.testing.assert_allclose(g.xs((0.1, 2), level=["f", "k"])["a"], np.sqrt((1 + np.arange(RUNS)) * (2 + np.arange(RUNS))))
+    np.testing.assert_allclose(
+        g.xs((0.1, 2), level=["f", "k"])["a"], np.sqrt((1 + np.arange(RUNS)) * (2 + np.arange(RUNS)))
+    )
 
 
 # ------------------------------------------------------------------------------------------------ time claims
@@ -82,7 +95,7 @@ def test_lremh_faster_everywhere_holds_and_growth_trends_hold():
     assert _find(v, "LREMH's efficiency advantage over EM grows with the number") == "holds"
     assert _find(v, "LREMH's efficiency advantage over EM grows with f") == "holds"
     assert _find(v, "On Adult, EM degrades") == "holds"
-    assert _find(v, "On Adult, EM is competitive") == "does not hold"   # EM 4× slower than LREMH at k = 2
+    assert _find(v, "On Adult, EM is competitive") == "does not hold"  # EM 4× slower than LREMH at k = 2
     # the control was not run: its claims say so
     assert _find(v, "For any dimension k, LREMH is faster", control=True) == "not testable"
 
@@ -104,12 +117,25 @@ def test_same_time_law_never_holds_and_a_slower_point_does_not_hold():
 def _avd_raw(rng, em_level, lasso_level, lremh_level, sd=0.01):
     def gen(level):
         return lambda f, k, r, s: min(1.0, max(0.0, level(f, k) + rng.normal(0, sd)))
-    vals = {"em": gen(em_level), "lasso": gen(lasso_level), "lremh": gen(lremh_level),
-            "em_converged": gen(lambda f, k: 0.5 * lasso_level(f, k)),
-            "lremh_converged": gen(lambda f, k: 0.6 * lasso_level(f, k))}
+
+    vals = {
+        "em": gen(em_level),
+        "lasso": gen(lasso_level),
+        "lremh": gen(lremh_level),
+        "em_converged": gen(lambda f, k: 0.5 * lasso_level(f, k)),
+        "lremh_converged": gen(lambda f, k: 0.6 * lasso_level(f, k)),
+    }
     avd_rows = tidy(vals, "avd", "fig3")
-    it = tidy({"em": lambda *a: 1, "lremh": lambda *a: 2 + (a[2] % 2), "em_converged": lambda *a: 400 + 10 * a[2],
-               "lremh_converged": lambda *a: 150 + 5 * a[2]}, "iterations", "fig3")
+    it = tidy(
+        {
+            "em": lambda *a: 1,
+            "lremh": lambda *a: 2 + (a[2] % 2),
+            "em_converged": lambda *a: 400 + 10 * a[2],
+            "lremh_converged": lambda *a: 150 + 5 * a[2],
+        },
+        "iterations",
+        "fig3",
+    )
     pm = tidy({"lremh": lambda f, k, r, s: 0.002 + 0.001 * rng.random()}, "pruned_true_mass", "fig3")
     kept = tidy({"lremh": lambda *a: 0.5}, "kept_fraction", "fig3")
     return pd.concat([avd_rows, it, pm, kept], ignore_index=True)
@@ -117,14 +143,18 @@ def _avd_raw(rng, em_level, lasso_level, lremh_level, sd=0.01):
 
 def test_avd_claims_on_known_orderings():
     rng = rng_for(SEED, "avd")
-    raw = _avd_raw(rng, em_level=lambda f, k: 0.4 + 0.05 * k, lasso_level=lambda f, k: 0.2 + 0.02 * k,
-                   lremh_level=lambda f, k: 0.3 + 0.03 * k)
+    raw = _avd_raw(
+        rng,
+        em_level=lambda f, k: 0.4 + 0.05 * k,
+        lasso_level=lambda f, k: 0.2 + 0.02 * k,
+        lremh_level=lambda f, k: 0.3 + 0.03 * k,
+    )
     v = verdicts(avd_claims(raw, "fig3", "x", SUBSETS))
-    assert _find(v, "LREMH balances accuracy") == "does not hold"         # LASSO < LREMH < EM everywhere
-    assert _find(v, "EM is accurate") == "does not hold"                  # [U] EM is the worst
-    assert _find(v, "EM is accurate", control=True) == "holds"            # the control is the best
-    assert _find(v, "LREMH balances accuracy", control=True) == "holds"   # EM_conv < LREMH_conv < LASSO
-    assert _find(v, "The LASSO initial value speeds up") == "does not hold"   # 2-3 vs 1 updates
+    assert _find(v, "LREMH balances accuracy") == "does not hold"  # LASSO < LREMH < EM everywhere
+    assert _find(v, "EM is accurate") == "does not hold"  # [U] EM is the worst
+    assert _find(v, "EM is accurate", control=True) == "holds"  # the control is the best
+    assert _find(v, "LREMH balances accuracy", control=True) == "holds"  # EM_conv < LREMH_conv < LASSO
+    assert _find(v, "The LASSO initial value speeds up") == "does not hold"  # 2-3 vs 1 updates
     assert _find(v, "The LASSO initial value speeds up", control=True) == "holds"
     assert _find(v, "LREMH's pruning removes only redundant") == "holds"
 
@@ -147,8 +177,9 @@ def test_lremh_equal_to_lasso_is_never_more_accurate():
 def test_record_loss_equals_enumeration(sizes, f):
     qs, ps = rappor_channel(f, 0.5, 0.75)
     assert record_loss(sizes, qs, ps) == pytest.approx(record_loss_enumerated(sizes, qs, ps), rel=1e-12)
-    assert record_loss(sizes, 1 - f / 2, f / 2) == pytest.approx(record_loss_enumerated(sizes, 1 - f / 2, f / 2),
-                                                                  rel=1e-12)
+    assert record_loss(sizes, 1 - f / 2, f / 2) == pytest.approx(
+        record_loss_enumerated(sizes, 1 - f / 2, f / 2), rel=1e-12
+    )
     d_eff = sum(s >= 2 for s in sizes)
     pr = rappor_privacy(f, 0.5, 0.75, max(d_eff, 1))
     if d_eff:
@@ -170,7 +201,7 @@ def test_theorem_rows():
 def _tiny(seed_key, sizes=(4, 4, 4), n=1500, f=0.3):
     rng = rng_for(SEED, seed_key)
     codes = np.column_stack([rng.integers(0, s, n) for s in sizes])
-    codes[: n // 2, 1] = codes[: n // 2, 0] % sizes[1]   # correlated attributes
+    codes[: n // 2, 1] = codes[: n // 2, 0] % sizes[1]  # correlated attributes
     rr = RRLDP(list(sizes), f)
     blocks = rr.blocks(rr.perturb(codes, rng), range(len(sizes)))
     return blocks, rr, true_joint(codes, sizes)
@@ -193,7 +224,7 @@ def test_converged_em_iterates_beyond_the_gap_rule_and_fits_better(impl):
     ll_u, ll_c = (loglik(blocks, rr.q_star, rr.p_star, e.theta) for e in (u, c))
     assert ll_c > ll_u
     trace = np.asarray(c.info["loglik_trace"])
-    assert (np.diff(trace) >= -1e-9).all()          # EM never lowers the likelihood
+    assert (np.diff(trace) >= -1e-9).all()  # EM never lowers the likelihood
     assert trace[-1] - trace[-2] <= 1e-6 < trace[1] - trace[0]
     # the cap is honoured and reported
     capped = run(gap=1e-12, stop="loglik", max_iter=5)
@@ -213,9 +244,13 @@ def test_loglik_of_estimates_matches_direct_sum():
 
 
 def test_control_settings_merge_and_scope():
-    section = {"subsets": 10, "converged": {"gap": 1e-6, "subsets": 2},
-               "experiments": {"a": {"dataset": "adult", "converged": {"k": [2, 3]},
-                                     "smoke": {"subsets": 2, "converged": {"subsets": 1}}}}}
+    section = {
+        "subsets": 10,
+        "converged": {"gap": 1e-6, "subsets": 2},
+        "experiments": {
+            "a": {"dataset": "adult", "converged": {"k": [2, 3]}, "smoke": {"subsets": 2, "converged": {"subsets": 1}}}
+        },
+    }
     exp = experiment_params(section, "a", "paper")
     assert exp["converged"] == {"gap": 1e-6, "subsets": 2, "k": [2, 3]}
     assert experiment_params(section, "a", "smoke")["converged"]["subsets"] == 1

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from ldprepro.data.availability import availability
-from ldprepro.experiments.claims import claims_for
 from ldprepro.experiments.mean import mean_error_rows
 from ldprepro.experiments.mean_figures import budget_fraction, panel_columns, panel_values, run_job
 from ldprepro.results import aggregate, tidy_frame
@@ -40,8 +39,12 @@ def test_multidimensional_rows_and_budget_fraction():
     assert set(df["n_attributes"]) == {6}
     assert df["eps_numeric"].unique().tolist() == pytest.approx([2.4])
     assert set(df["metric"]) == {"abs_error", "sq_error", "abs_error_theory", "sq_error_theory"}
-    assert df.groupby("metric")["rep"].nunique().to_dict() == {"abs_error": 5, "sq_error": 5,
-                                                              "abs_error_theory": 1, "sq_error_theory": 1}
+    assert df.groupby("metric")["rep"].nunique().to_dict() == {
+        "abs_error": 5,
+        "sq_error": 5,
+        "abs_error_theory": 1,
+        "sq_error_theory": 1,
+    }
 
 
 def test_rows_are_reproducible_and_keyed():
@@ -58,9 +61,13 @@ def _card(columns):
 
 def test_panel_selection_and_mapping():
     df = pd.DataFrame({"age": [17, 90, 53.5], "w": [0.0, 1.0, 0.5], "cat": pd.Categorical(["a", "b", "a"])})
-    card = _card([{"name": "age", "type": "numeric", "domain": [17, 90]},
-                  {"name": "w", "type": "numeric", "domain": [0, 1]},
-                  {"name": "cat", "type": "categorical"}])
+    card = _card(
+        [
+            {"name": "age", "type": "numeric", "domain": [17, 90]},
+            {"name": "w", "type": "numeric", "domain": [0, 1]},
+            {"name": "cat", "type": "categorical"},
+        ]
+    )
     assert panel_columns(card, {"dataset": "x"}) == ["age", "w"]
     assert panel_columns(card, {"dataset": "x", "column_regex": "a.*"}) == ["age"]
     np.testing.assert_allclose(panel_values(df, card, {"dataset": "x", "columns": ["age"]}), [-1, 1, 0])
@@ -99,8 +106,10 @@ def test_availability_rules(tmp_path, monkeypatch):
     assert availability("ipums_br", ip) is None
     (tmp_path / "mirror" / "a").mkdir(parents=True)
     (tmp_path / "mirror" / "a" / "f.csv.gz").write_bytes(b"x")
-    entry = {"kind": "table", "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz",
-                                         "url": "https://host.invalid/f.csv"}]}
+    entry = {
+        "kind": "table",
+        "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz", "url": "https://host.invalid/f.csv"}],
+    }
     assert availability("a", entry, str(tmp_path / "mirror")) is None
     reason = availability("a", entry, str(tmp_path / "nomirror"))
     assert "host.invalid" in reason and "not in the mirror" in reason
@@ -116,11 +125,15 @@ def test_paper_000_estimators_through_the_runner():
         assert abs(sq.mean() - theory) <= 5 * math.sqrt(2) * theory / math.sqrt(len(sq)), name
     # with the paper's clipping the theory rows are the unclipped reference (same exact variance)
     df = tidy_frame(mean_error_rows(x, "hiera", [0.5], 3, 9, {"m": "clip"}, BASE, params={"mu": 2, "clip": True}))
-    unclipped = tidy_frame(mean_error_rows(x, "hiera", [0.5], 3, 9, {"m": "clip"}, BASE, params={"mu": 2, "clip": False}))
+    unclipped = tidy_frame(
+        mean_error_rows(x, "hiera", [0.5], 3, 9, {"m": "clip"}, BASE, params={"mu": 2, "clip": False})
+    )
     theory = df[df.metric == "sq_error_theory"]["value"].item()
     assert theory == unclipped[unclipped.metric == "sq_error_theory"]["value"].item()
     # the printed reading is biased: no closed form, no theory rows
-    df = tidy_frame(mean_error_rows(x, "hiera", [0.5], 3, 9, {"m": "pr"}, BASE, params={"mu": 2, "step5_mode": "printed"}))
+    df = tidy_frame(
+        mean_error_rows(x, "hiera", [0.5], 3, 9, {"m": "pr"}, BASE, params={"mu": 2, "step5_mode": "printed"})
+    )
     assert set(df["metric"]) == {"abs_error", "sq_error"}
     with pytest.raises(ValueError, match="one attribute"):
         mean_error_rows(np.zeros((10, 2)), "hiera", [1.0], 1, 1, {}, BASE)

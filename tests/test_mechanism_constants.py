@@ -51,17 +51,21 @@ def test_worst_case_variance_table(row):
         assert abs(got - value) <= _digits_tol(value), f"{name} at eps={eps}: {got} vs {value}"
 
 
-@pytest.mark.parametrize("eps,A,L,p,pw,var", [
-    (0.5, 8.041623, 7.041623, 0.079836, 0.562177, 21.222569),
-    (1, 4.082988, 3.082988, 0.201901, 0.622459, 5.223597),
-    (2, 2.163953, 1.163953, 0.628082, 0.731059, 1.227565),
-    (4, 1.313035, 0.313035, 2.813731, 0.880797, 0.241354),
-    (8, 1.037315, 0.037315, 26.317061, 0.982014, 0.025341),
-])
+@pytest.mark.parametrize(
+    "eps,A,L,p,pw,var",
+    [
+        (0.5, 8.041623, 7.041623, 0.079836, 0.562177, 21.222569),
+        (1, 4.082988, 3.082988, 0.201901, 0.622459, 5.223597),
+        (2, 2.163953, 1.163953, 0.628082, 0.731059, 1.227565),
+        (4, 1.313035, 0.313035, 2.813731, 0.880797, 0.241354),
+        (8, 1.037315, 0.037315, 26.317061, 0.982014, 0.025341),
+    ],
+)
 def test_pm_constants(eps, A, L, p, pw, var):
     m = get_mechanism("pm", eps)
     assert (m.A, m.L, m.p, m.window_probability(), m.worst_case_variance()) == pytest.approx(
-        (A, L, p, pw, var), abs=2e-6)
+        (A, L, p, pw, var), abs=2e-6
+    )
     # Wang's own closed forms: C = (e^{ε/2}+1)/(e^{ε/2}−1), ℓ(t) = (C+1)t/2 − (C−1)/2.
     e2 = math.exp(eps / 2)
     C = (e2 + 1) / (e2 - 1)
@@ -71,20 +75,27 @@ def test_pm_constants(eps, A, L, p, pw, var):
     assert m.right(1.0) == pytest.approx(m.A) and m.left(-1.0) == pytest.approx(-m.A)
 
 
-@pytest.mark.parametrize("eps,tau,A,L,p,pw,var", [
-    (0.5, 1.133693, 8.072352, 7.566553, 0.078312, 0.592551, 21.058157),
-    (1, 1.288757, 4.141501, 3.618997, 0.187449, 0.678377, 5.065681),
-    (2, 1.690646, 2.261720, 1.681172, 0.484067, 0.813799, 1.092157),
-    (4, 3.091759, 1.424474, 0.696265, 1.359264, 0.946407, 0.161848),
-    (8, 11.444715, 1.091918, 0.175483, 5.676765, 0.996175, 0.0083845),
-])
+@pytest.mark.parametrize(
+    "eps,tau,A,L,p,pw,var",
+    [
+        (0.5, 1.133693, 8.072352, 7.566553, 0.078312, 0.592551, 21.058157),
+        (1, 1.288757, 4.141501, 3.618997, 0.187449, 0.678377, 5.065681),
+        (2, 1.690646, 2.261720, 1.681172, 0.484067, 0.813799, 1.092157),
+        (4, 3.091759, 1.424474, 0.696265, 1.359264, 0.946407, 0.161848),
+        (8, 11.444715, 1.091918, 0.175483, 5.676765, 0.996175, 0.0083845),
+    ],
+)
 def test_pm_opt_constants_and_optimality(eps, tau, A, L, p, pw, var):
     m = get_mechanism("pm_opt", eps)
     assert (m.tau, m.A, m.L, m.p, m.window_probability()) == pytest.approx((tau, A, L, p, pw), abs=2e-6)
     assert m.worst_case_variance() == pytest.approx(var, rel=1e-5)
     # τ_opt minimises V_pw(1; τ): an independent bounded minimisation agrees.
-    res = optimize.minimize_scalar(lambda t: Piecewise(eps, t).worst_case_variance(),
-                                   bounds=(0.5, 50.0), method="bounded", options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        lambda t: Piecewise(eps, t).worst_case_variance(),
+        bounds=(0.5, 50.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     assert m.tau == pytest.approx(res.x, rel=1e-6)
 
 
@@ -100,13 +111,16 @@ def test_pm_opt_tau_matches_ferrari_closed_form():
     assert pm_opt_tau(math.log(2) / 2) == pytest.approx(-a / 2 + a * math.sqrt(0.75 + math.sqrt(3) / 2), rel=1e-12)
 
 
-@pytest.mark.parametrize("eps,tau,A,L,p,pw,var", [
-    (0.5, 1.181360, 8.055377, 7.385645, 0.078879, 0.582570, 21.076185),
-    (1, 1.395612, 4.109703, 3.431025, 0.192583, 0.660756, 5.082339),
-    (2, 1.947734, 2.211666, 1.500587, 0.527388, 0.791391, 1.104541),
-    (4, 3.793668, 1.376610, 0.574345, 1.627995, 0.935031, 0.166528),
-    (8, 14.391916, 1.075007, 0.139685, 7.124584, 0.995195, 0.0087622),
-])
+@pytest.mark.parametrize(
+    "eps,tau,A,L,p,pw,var",
+    [
+        (0.5, 1.181360, 8.055377, 7.385645, 0.078879, 0.582570, 21.076185),
+        (1, 1.395612, 4.109703, 3.431025, 0.192583, 0.660756, 5.082339),
+        (2, 1.947734, 2.211666, 1.500587, 0.527388, 0.791391, 1.104541),
+        (4, 3.793668, 1.376610, 0.574345, 1.627995, 0.935031, 0.166528),
+        (8, 14.391916, 1.075007, 0.139685, 7.124584, 0.995195, 0.0087622),
+    ],
+)
 def test_pm_sub_constants(eps, tau, A, L, p, pw, var):
     m = get_mechanism("pm_sub", eps)
     assert (m.tau, m.A, m.L, m.p, m.window_probability()) == pytest.approx((tau, A, L, p, pw), abs=2e-6)
@@ -115,13 +129,16 @@ def test_pm_sub_constants(eps, tau, A, L, p, pw, var):
     assert m.A == pytest.approx((e3 * e3 + 1) * (e3 + 1) / (a - 1), rel=1e-13)
 
 
-@pytest.mark.parametrize("eps,p00,p01,C,tmax,var", [
-    (0.5, 0, 0, 4.082988, 0, 16.670792),
-    (1, 0.286077, 0.105242, 2.418478, 0.528856, 4.455452),
-    (2, 0.786986, 0.106507, 1.469553, 0.734776, 0.999918),
-    (4, 0.964663, 0.017668, 1.055972, 0.527986, 0.318173),
-    (8, 0.999330, 0.000335, 1.001007, 0.500503, 0.251175),
-])
+@pytest.mark.parametrize(
+    "eps,p00,p01,C,tmax,var",
+    [
+        (0.5, 0, 0, 4.082988, 0, 16.670792),
+        (1, 0.286077, 0.105242, 2.418478, 0.528856, 4.455452),
+        (2, 0.786986, 0.106507, 1.469553, 0.734776, 0.999918),
+        (4, 0.964663, 0.017668, 1.055972, 0.527986, 0.318173),
+        (8, 0.999330, 0.000335, 1.001007, 0.500503, 0.251175),
+    ],
+)
 def test_three_outputs_constants(eps, p00, p01, C, tmax, var):
     m = get_mechanism("three_outputs", eps)
     a = math.exp(eps)
@@ -144,6 +161,7 @@ def test_three_outputs_p00_is_the_cubic_root_and_the_minimiser():
         assert optimal_p00(eps) == pytest.approx(min(real, key=lambda r: abs(r - optimal_p00(eps))), abs=1e-10)
         # and it minimises the worst-case variance over P00 ∈ [0, a/(a+2)]
         from ldprepro.mechanisms import ThreeOutputs
+
         grid = np.linspace(0, a / (a + 2), 4001)
         worst = [ThreeOutputs(eps, p00=g).worst_case_variance() for g in grid]
         assert ThreeOutputs(eps).worst_case_variance() <= min(worst) + 1e-9
@@ -160,13 +178,16 @@ def test_three_outputs_p00_continuous_at_regime_boundaries():
     assert cap == pytest.approx(1.710392, abs=1e-6)
 
 
-@pytest.mark.parametrize("eps,beta,tmax,var", [
-    (0.5, 0.0, 0.0, 16.670792),
-    (1, 0.161674, 0.7233, 4.417626),
-    (2, 0.239696, 0.8598, 0.984276),
-    (4, 0.829003, 0.9322, 0.154807),
-    (8, 0.989692, 0.9929, 0.0086895),
-])
+@pytest.mark.parametrize(
+    "eps,beta,tmax,var",
+    [
+        (0.5, 0.0, 0.0, 16.670792),
+        (1, 0.161674, 0.7233, 4.417626),
+        (2, 0.239696, 0.8598, 0.984276),
+        (4, 0.829003, 0.9322, 0.154807),
+        (8, 0.989692, 0.9929, 0.0086895),
+    ],
+)
 def test_hm_tp_constants(eps, beta, tmax, var):
     m = get_mechanism("hm_tp", eps)
     assert m.beta == pytest.approx(beta, abs=2e-6)
@@ -176,8 +197,10 @@ def test_hm_tp_constants(eps, beta, tmax, var):
         assert t[np.argmax(m.variance(t))] == pytest.approx(tmax, abs=1e-4)
         # β minimises the worst case: a numerical minimax over β agrees.
         from ldprepro.mechanisms import Mixture, PMSub, ThreeOutputs
+
         def worst(b):
             return Mixture(eps, [PMSub(eps), ThreeOutputs(eps)], [b, 1 - b], "x").worst_case_variance()
+
         res = optimize.minimize_scalar(worst, bounds=(0, 1), method="bounded", options={"xatol": 1e-10})
         assert m.beta == pytest.approx(res.x, abs=1e-5)
 
@@ -203,8 +226,12 @@ def test_hm_threshold_and_continuity():
     below = get_mechanism("hm", HM_EPS_STAR - 1e-9).worst_case_variance()
     above = get_mechanism("hm", HM_EPS_STAR + 1e-9).worst_case_variance()
     assert below == pytest.approx(above, rel=1e-6)
-    for eps, alpha, var in [(1, 0.393469, 4.288992), (2, 0.632121, 1.042336), (4, 0.864665, 0.218979),
-                            (8, 0.981684, 0.024901)]:
+    for eps, alpha, var in [
+        (1, 0.393469, 4.288992),
+        (2, 0.632121, 1.042336),
+        (4, 0.864665, 0.218979),
+        (8, 0.981684, 0.024901),
+    ]:
         m = get_mechanism("hm", eps)
         assert m.alpha == pytest.approx(alpha, abs=1e-6)
         assert m.worst_case_variance() == pytest.approx(var, abs=1e-6)
@@ -214,8 +241,13 @@ def test_hm_threshold_and_continuity():
 
 
 def test_duchi_constants():
-    for eps, c, v in [(0.5, 4.082988, 16.6708), (1, 2.163953, 4.68269), (2, 1.313035, 1.72406),
-                      (4, 1.037315, 1.07602), (8, 1.000671, 1.00134)]:
+    for eps, c, v in [
+        (0.5, 4.082988, 16.6708),
+        (1, 2.163953, 4.68269),
+        (2, 1.313035, 1.72406),
+        (4, 1.037315, 1.07602),
+        (8, 1.000671, 1.00134),
+    ]:
         m = get_mechanism("duchi", eps)
         assert m.c == pytest.approx(c, abs=1e-6)
         assert m.worst_case_variance() == pytest.approx(v, abs=1e-4)
@@ -229,9 +261,15 @@ def test_laplace_constants():
 
 def test_crossing_points_of_table_II():
     """Spec §13: crossing points of the worst-case variances (root finding on our closed forms)."""
+
     def cross(n1, n2, lo, hi):
-        return optimize.brentq(lambda e: get_mechanism(n1, e).worst_case_variance()
-                               - get_mechanism(n2, e).worst_case_variance(), lo, hi, xtol=1e-10)
+        return optimize.brentq(
+            lambda e: get_mechanism(n1, e).worst_case_variance() - get_mechanism(n2, e).worst_case_variance(),
+            lo,
+            hi,
+            xtol=1e-10,
+        )
+
     assert cross("laplace", "duchi", 1.5, 3) == pytest.approx(2.32417, abs=1e-5)
     assert cross("pm", "duchi", 1, 2) == pytest.approx(1.28978, abs=1e-5)
     assert cross("three_outputs", "pm", 3, 4) == pytest.approx(3.26936, abs=1e-5)

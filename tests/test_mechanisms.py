@@ -10,11 +10,10 @@ import math
 
 import numpy as np
 import pytest
+from stats_helpers import assert_continuous_law, assert_discrete_law, assert_mean, assert_variance, piecewise_cdf
 
 from ldprepro.mechanisms import MECHANISMS, get_mechanism
 from ldprepro.seeding import rng_for
-from stats_helpers import (assert_continuous_law, assert_discrete_law, assert_mean,
-                           assert_variance, piecewise_cdf)
 
 LN2 = math.log(2.0)
 # A grid crossing every regime boundary: ln 2 (Three-Outputs P00 > 0), ε* ≈ 0.6094 (HM),
@@ -31,8 +30,18 @@ def worst_input(mech) -> float:
 
 
 def test_registry_has_every_mechanism_of_the_contract():
-    assert set(MECHANISMS) == {"laplace", "duchi", "harmony", "pm", "hm", "three_outputs",
-                               "pm_opt", "pm_sub", "hm_tp", "dct"}
+    assert set(MECHANISMS) == {
+        "laplace",
+        "duchi",
+        "harmony",
+        "pm",
+        "hm",
+        "three_outputs",
+        "pm_opt",
+        "pm_sub",
+        "hm_tp",
+        "dct",
+    }
     with pytest.raises(ValueError, match="unknown mechanism 'nope'"):
         get_mechanism("nope", 1.0)
 
@@ -261,13 +270,20 @@ def test_mixture_branch_split_has_the_law_of_per_user_choice(name, eps):
     n, t = 100_000, 0.6
     fast = mech.perturb(np.full(n, t), rng)
     choice = rng.random(n) < mech.weights[0]
-    ref = np.where(choice, mech.components[0]._sample(np.full(n, t), rng.random(n)),
-                   mech.components[1]._sample(np.full(n, t), rng.random(n)))
+    ref = np.where(
+        choice,
+        mech.components[0]._sample(np.full(n, t), rng.random(n)),
+        mech.components[1]._sample(np.full(n, t), rng.random(n)),
+    )
     atoms = mech.support()
     rest = atoms.max() + 1.0  # stands for "not an atom" in the chi-square
     for sample in (fast, ref):  # same atom masses (chi-square on the atoms and the rest)
         on = np.isin(sample, atoms)
-        assert_discrete_law(np.where(on, sample, rest), np.append(atoms, rest),
-                            np.append(mech.pmf(t), 1 - mech.pmf(t).sum()), f"{name} eps={eps} atoms")
+        assert_discrete_law(
+            np.where(on, sample, rest),
+            np.append(atoms, rest),
+            np.append(mech.pmf(t), 1 - mech.pmf(t).sum()),
+            f"{name} eps={eps} atoms",
+        )
     p = stats.ks_2samp(fast[~np.isin(fast, atoms)], ref[~np.isin(ref, atoms)]).pvalue
     assert p > 1e-4, f"{name} eps={eps}: KS p = {p:.2e} on the continuous part"

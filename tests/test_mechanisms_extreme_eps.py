@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from stats_helpers import Z
 
 from ldprepro.mechanisms import EPS_MAX, EPS_MIN, MECHANISMS, Mixture, get_mechanism
 from ldprepro.seeding import rng_for
-from stats_helpers import Z
 
 ULP = 2.0**-52
 N = 100_000
@@ -44,8 +44,9 @@ IDS = [f"{n}" if m is None else f"{n}_disc{m}" for n, m in VARIANTS]
 
 EPS = st.floats(math.log(EPS_MIN), math.log(EPS_MAX)).map(lambda e: min(max(math.exp(e), EPS_MIN), EPS_MAX))
 INPUT = st.floats(-1.0, 1.0)
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 #: ε values the issue reported broken (pm_sub at 100, pm/hm from 75, biases from 55,
 #: three_outputs ≥ 400, dct ≥ 37, pm_opt at 700), the two ends, and a moderate value.
 KNOWN = [EPS_MIN, 1.0, 37.0, 55.0, 75.0, 100.0, 400.0, EPS_MAX]
@@ -173,8 +174,9 @@ def _max_log_ratio(table: np.ndarray) -> float:
     return float((hi[live] - lo[live]).max()) if live.any() else -math.inf
 
 
-@pytest.mark.parametrize("name,m", [v for v in VARIANTS if v[0] != "dct"],
-                         ids=[i for v, i in zip(VARIANTS, IDS) if v[0] != "dct"])
+@pytest.mark.parametrize(
+    "name,m", [v for v in VARIANTS if v[0] != "dct"], ids=[i for v, i in zip(VARIANTS, IDS) if v[0] != "dct"]
+)
 @SETTINGS
 @given(eps=EPS)
 @example(eps=EPS_MIN)
@@ -213,8 +215,14 @@ ALL_NAMES = list(MECHANISMS)
 
 @pytest.mark.parametrize("name", ALL_NAMES)
 @settings(max_examples=8, deadline=None, derandomize=True, database=None)
-@given(eps=st.one_of(st.floats(EPS_MAX, 1e300, exclude_min=True), st.floats(0.0, EPS_MIN, exclude_max=True),
-                     st.floats(max_value=0.0), st.sampled_from([math.inf, -math.inf, math.nan])))
+@given(
+    eps=st.one_of(
+        st.floats(EPS_MAX, 1e300, exclude_min=True),
+        st.floats(0.0, EPS_MIN, exclude_max=True),
+        st.floats(max_value=0.0),
+        st.sampled_from([math.inf, -math.inf, math.nan]),
+    )
+)
 def test_eps_outside_the_range_is_refused_naming_mechanism_value_and_bound(name, eps):
     with pytest.raises(ValueError) as info:
         get_mechanism(name, eps)
@@ -277,8 +285,14 @@ def test_config_schema_carries_the_same_bounds():
     assert (bound["minimum"], bound["maximum"]) == (EPS_MIN, EPS_MAX)
     config = yaml.safe_load((root / "config.yaml").read_text())
     jsonschema.validate(config, schema)
-    for section, figure, key in [("ldpfl", "fig6", "eps"), ("ldpfl", "fig8", "eps"), ("ldpfl", "fig1", "mc_eps"),
-                                 ("dct", "fig1", "eps"), ("hiera", "fig1", "eps"), ("audit", None, "eps")]:
+    for section, figure, key in [
+        ("ldpfl", "fig6", "eps"),
+        ("ldpfl", "fig8", "eps"),
+        ("ldpfl", "fig1", "mc_eps"),
+        ("dct", "fig1", "eps"),
+        ("hiera", "fig1", "eps"),
+        ("audit", None, "eps"),
+    ]:
         for value in [EPS_MAX * 1.001, EPS_MIN / 2]:
             bad = yaml.safe_load((root / "config.yaml").read_text())
             node = bad[section] if figure is None else bad[section][figure]

@@ -19,23 +19,43 @@ REPO = Path(__file__).resolve().parents[1]
 
 def run_snakemake(workdir: Path, *targets: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--cores", "2", "--config", "scale=smoke", *config, "--", *targets]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        "2",
+        "--config",
+        "scale=smoke",
+        *config,
+        "--",
+        *targets,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
 @pytest.mark.slow
 def test_ldpfl_mechanism_figures_smoke(tmp_path):
-    proc = run_snakemake(tmp_path, "figures/ldpfl/fig1.png", "figures/ldpfl/fig1.svg",
-                         "figures/ldpfl/fig4.png", "figures/ldpfl/fig4.svg")
+    proc = run_snakemake(
+        tmp_path, "figures/ldpfl/fig1.png", "figures/ldpfl/fig1.svg", "figures/ldpfl/fig4.png", "figures/ldpfl/fig4.svg"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())["ldpfl"]
     for fig in ["fig1", "fig4"]:
         for ext in ["png", "svg"]:
             assert (tmp_path / f"figures/ldpfl/{fig}.{ext}").stat().st_size > 1000
 
-    raw = pd.concat([pd.read_parquet(p) for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")
-                     if p.stem not in ("summary", "claims")])
+    raw = pd.concat(
+        [
+            pd.read_parquet(p)
+            for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")
+            if p.stem not in ("summary", "claims")
+        ]
+    )
     assert list(raw.columns[:6]) == KEY_COLUMNS[:6] and list(raw.columns[-2:]) == ["metric", "value"]
     assert set(raw["mechanism"]) == set(cfg["fig1"]["mechanisms"])
     mc = raw[raw["dataset"] == "monte_carlo"]
@@ -60,8 +80,10 @@ def test_ldpfl_mechanism_figures_smoke(tmp_path):
 
     dens = pd.read_parquet(tmp_path / f"results/ldpfl/fig4/{cfg['fig4']['mechanism']}.parquet")
     assert set(dens["t_input"]) == set(cfg["fig4"]["inputs"])
-    assert np.isclose(dens.loc[dens["dataset"] == "analytic", "value"].max()
-                      / dens.loc[dens["dataset"] == "analytic", "value"].min(), np.exp(cfg["fig4"]["eps"]))
+    assert np.isclose(
+        dens.loc[dens["dataset"] == "analytic", "value"].max() / dens.loc[dens["dataset"] == "analytic", "value"].min(),
+        np.exp(cfg["fig4"]["eps"]),
+    )
 
     # Same config + same seed => byte-identical results (every mechanism's file, summary and claims).
     first = {p.name: p.read_bytes() for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")}
@@ -87,8 +109,17 @@ def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
     cfg["no_such_key"] = 1
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
     for extra, needle in [(["--configfile", str(tmp_path / "bad.yaml")], "no_such_key")]:
-        cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-               "--directory", str(tmp_path), "-n", *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "-n",
+            *extra,
+        ]
         shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode != 0
@@ -96,8 +127,18 @@ def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
     cfg["ldpfl"]["fig1"]["mc_reps"] = "many"
     (tmp_path / "bad2.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "-n", "--configfile", str(tmp_path / "bad2.yaml")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "-n",
+        "--configfile",
+        str(tmp_path / "bad2.yaml"),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode != 0
     assert "mc_reps" in proc.stdout + proc.stderr and "many" in proc.stdout + proc.stderr
@@ -127,8 +168,19 @@ def build_with_mirror(workdir: Path, cfg: dict, targets: list[str]) -> None:
     """Run the workflow on ``targets`` with config ``cfg`` and the dataset mirror; check the files."""
     env = _mirror_env()
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--cores", "2", "--", *targets]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        "2",
+        "--",
+        *targets,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for t in targets:
@@ -180,13 +232,22 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
     from test_report import caption_phrase, rendered_dom, report_entry
 
     workdir, cfg, _ = full_smoke
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-                           "--report", "report.html"], capture_output=True, text=True, env=_mirror_env(), cwd=workdir)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--report", "report.html"],
+        capture_output=True,
+        text=True,
+        env=_mirror_env(),
+        cwd=workdir,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     dom = htmllib.unescape(rendered_dom(workdir / "report.html", tmp_path / "profile"))
     assert "ldprepro reproduces the figures and tables" in dom  # the global description, rendered
-    figures = [(paper, fig) for paper in ("hiera", "bshp", "ldpfl", "dct", "lremh")
-               for fig in cfg.get(paper, {}) if fig.startswith("fig")] + [("audit", "audit")]
+    figures = [
+        (paper, fig)
+        for paper in ("hiera", "bshp", "ldpfl", "dct", "lremh")
+        for fig in cfg.get(paper, {})
+        if fig.startswith("fig")
+    ] + [("audit", "audit")]
     report_dir = REPO / "workflow/report"
     missing = []
     for paper, fig in figures:
@@ -277,8 +338,12 @@ def test_sgd_figures_smoke(full_smoke):
     raw = pd.concat([pd.read_parquet(j) for j in jobs])
     assert set(raw["mechanism"]) == set(entry["mechanisms"]) and set(raw["eps"]) == set(entry["eps"])
     assert set(raw["metric"]) == {"misclassification_rate"}
-    assert raw.groupby(["mechanism", "eps"])["rep"].nunique().eq(
-        entry["smoke"]["folds"] * entry["smoke"]["cv_repetitions"]).all()
+    assert (
+        raw.groupby(["mechanism", "eps"])["rep"]
+        .nunique()
+        .eq(entry["smoke"]["folds"] * entry["smoke"]["cv_repetitions"])
+        .all()
+    )
     assert (raw["n_features"] == 100).all()
     for p, f in figs:
         claims = pd.read_parquet(tmp_path / f"results/{p}/{f}/claims.parquet")
@@ -310,8 +375,9 @@ def check_panel_outputs(workdir: Path, paper: str, fig: str, entry: dict, unavai
         if p["dataset"] in unavailable:
             assert produced == [], f"{paper}/{fig}: {p['dataset']} is unavailable but has job files"
         else:
-            assert [f.name for f in produced] == sorted(f"{p['dataset']}__{m}.parquet" for m in entry["mechanisms"]), \
+            assert [f.name for f in produced] == sorted(f"{p['dataset']}__{m}.parquet" for m in entry["mechanisms"]), (
                 f"{paper}/{fig}: panel {p['dataset']} lacks job files"
+            )
             assert all(len(pd.read_parquet(f)) for f in produced), f"{paper}/{fig}: an empty job file"
     claims = pd.read_parquet(folder / "claims.parquet")
     untestable = (claims["verdict"] == "not testable").all()

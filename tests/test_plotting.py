@@ -68,8 +68,9 @@ def test_config_has_figures_to_check():
 
 def test_every_mechanism_in_config_has_a_style():
     names = set(itertools.chain.from_iterable(figure_groups().values())) | EXTRA_NAMES
-    missing = sorted(n for n in names if base_method(n) not in MECHANISM_STYLE or n.removesuffix("_disc")
-                     not in MECHANISM_STYLE)
+    missing = sorted(
+        n for n in names if base_method(n) not in MECHANISM_STYLE or n.removesuffix("_disc") not in MECHANISM_STYLE
+    )
     assert not missing, f"config.yaml mechanisms without an entry in plotting.MECHANISM_STYLE: {missing}"
 
 
@@ -81,7 +82,7 @@ def test_no_two_mechanisms_of_one_figure_share_a_hue():
             d = float(np.linalg.norm(cielab(style(a)["color"]) - cielab(style(b)["color"])))
             if d < MIN_COLOUR_DISTANCE:
                 close.append(f"{fig}: {a} / {b} ΔE = {d:.1f}")
-    assert not close, "colours too close (CIE76 ΔE < %g): %s" % (MIN_COLOUR_DISTANCE, close)
+    assert not close, f"colours too close (CIE76 ΔE < {MIN_COLOUR_DISTANCE:g}): {close}"
 
 
 def test_markers_differ_within_a_figure():
@@ -91,8 +92,9 @@ def test_markers_differ_within_a_figure():
         assert len(set(markers)) == len(markers), f"{fig}: two mechanisms share a marker: {dict(zip(bases, markers))}"
 
 
-@pytest.mark.parametrize("variant_name", ["harmony_at_level", "pm_at_level", "em_converged", "lremh_converged",
-                                          "pm_disc"])
+@pytest.mark.parametrize(
+    "variant_name", ["harmony_at_level", "pm_at_level", "em_converged", "lremh_converged", "pm_disc"]
+)
 def test_variants_keep_the_hue_but_not_the_line(variant_name):
     v, b = style(variant_name), style(base_method(variant_name))
     assert v["color"] == b["color"]
@@ -119,14 +121,20 @@ def test_style_file_is_applied_and_shipped():
 
 def test_no_plot_code_uses_a_literal_font_size():
     pattern = re.compile(r"fontsize\s*=\s*[0-9]")
-    hits = [f"{p.relative_to(ROOT)}:{i}" for p in PACKAGE.rglob("*.py")
-            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in PACKAGE.rglob("*.py")
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert not hits, f"literal font sizes (use ldprepro.mplstyle or a relative size): {hits}"
 
 
 def test_short_reason_is_one_line_and_truncated():
-    long = ("IPUMS extract not available offline; the registration-walled download needs an API key. "
-            "See the data card for the full list of variables and samples.")
+    long = (
+        "IPUMS extract not available offline; the registration-walled download needs an API key. "
+        "See the data card for the full list of variables and samples."
+    )
     r = plotting.short_reason(long)
     assert "\n" not in r and len(r) <= plotting.NA_REASON_CHARS
     assert r.startswith("IPUMS extract not available offline")
@@ -148,11 +156,29 @@ def _summary(datasets, theory=False):
     for ds, mech, k in itertools.product(datasets, ["pm", "duchi"], range(3)):
         eps = [0.5, 1.0, 2.0][k]
         m = (1.0 if mech == "pm" else 1.2) / eps
-        rows.append({"dataset": ds, "mechanism": mech, "metric": "abs_error", "eps": eps, "mean": m,
-                     "ci_low": 0.9 * m, "ci_high": 1.1 * m})
+        rows.append(
+            {
+                "dataset": ds,
+                "mechanism": mech,
+                "metric": "abs_error",
+                "eps": eps,
+                "mean": m,
+                "ci_low": 0.9 * m,
+                "ci_high": 1.1 * m,
+            }
+        )
         if theory:
-            rows.append({"dataset": ds, "mechanism": mech, "metric": "abs_error_theory", "eps": eps, "mean": m,
-                         "ci_low": m, "ci_high": m})
+            rows.append(
+                {
+                    "dataset": ds,
+                    "mechanism": mech,
+                    "metric": "abs_error_theory",
+                    "eps": eps,
+                    "mean": m,
+                    "ci_low": m,
+                    "ci_high": m,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -171,13 +197,23 @@ def _draw(monkeypatch, summary, fig_cfg, unavailable):
 
 
 def _cfg(datasets, **kw):
-    return {"kind": "mean", "metric": "abs_error", "ylabel": "MAE", "eps": [0.5, 1, 2],
-            "panels": [{"dataset": d, "title": d.upper()} for d in datasets], **kw}
+    return {
+        "kind": "mean",
+        "metric": "abs_error",
+        "ylabel": "MAE",
+        "eps": [0.5, 1, 2],
+        "panels": [{"dataset": d, "title": d.upper()} for d in datasets],
+        **kw,
+    }
 
 
 def test_unavailable_panels_come_after_the_real_ones_and_are_compact(monkeypatch):
-    fig = _draw(monkeypatch, _summary(["b"]), _cfg(["a", "b", "c"], ratio_panel=False),
-                {"a": "no offline copy. Long explanation " * 5, "c": "registration wall"})
+    fig = _draw(
+        monkeypatch,
+        _summary(["b"]),
+        _cfg(["a", "b", "c"], ratio_panel=False),
+        {"a": "no offline copy. Long explanation " * 5, "c": "registration wall"},
+    )
     na = [ax for ax in fig.axes if any("not available" in t.get_text() for t in ax.texts)]
     real = [ax for ax in fig.axes if ax not in na]
     assert [ax.texts[0].get_text().split(" — ")[0] for ax in na] == ["A", "C"]

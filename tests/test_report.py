@@ -9,18 +9,29 @@ from ldprepro import report
 
 
 def test_glance_markdown_counts_paper_and_substitute_verdicts_apart():
-    claims = pd.DataFrame([
-        {"paper": "dct", "figure": "fig2", "claim": "a", "verdict": "holds", "data_role": "paper"},
-        {"paper": "dct", "figure": "fig2", "claim": "b", "verdict": "does not hold", "data_role": "paper"},
-        {"paper": "dct", "figure": "fig2", "claim": "c", "verdict": "holds", "data_role": "paper"},
-        {"paper": "dct", "figure": "fig2", "claim": "d", "verdict": "inconclusive", "data_role": "substitute"},
-    ])
-    figs = [{"paper": "dct", "figure": "fig2", "title": "AE vs ε", "status": "built", "reason": ""},
-            {"paper": "hiera", "figure": "fig1", "title": "MAE vs ε", "status": "not reproducible here",
-             "reason": "IPUMS extract not configured"}]
+    claims = pd.DataFrame(
+        [
+            {"paper": "dct", "figure": "fig2", "claim": "a", "verdict": "holds", "data_role": "paper"},
+            {"paper": "dct", "figure": "fig2", "claim": "b", "verdict": "does not hold", "data_role": "paper"},
+            {"paper": "dct", "figure": "fig2", "claim": "c", "verdict": "holds", "data_role": "paper"},
+            {"paper": "dct", "figure": "fig2", "claim": "d", "verdict": "inconclusive", "data_role": "substitute"},
+        ]
+    )
+    figs = [
+        {"paper": "dct", "figure": "fig2", "title": "AE vs ε", "status": "built", "reason": ""},
+        {
+            "paper": "hiera",
+            "figure": "fig1",
+            "title": "MAE vs ε",
+            "status": "not reproducible here",
+            "reason": "IPUMS extract not configured",
+        },
+    ]
     md = report.glance_markdown(figs, claims)
-    assert ("| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | 1 inconclusive | "
-            "<a href='docs/figures/dct_fig2.png'>") in md
+    assert (
+        "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | 1 inconclusive | "
+        "<a href='docs/figures/dct_fig2.png'>"
+    ) in md
     assert "not reproducible here (IPUMS extract not configured) | — | — |" in md
 
 
@@ -45,8 +56,18 @@ def test_wall_times_per_stage(tmp_path):
 
 
 def test_html_tables_render():
-    audit = pd.DataFrame([{"family": "numeric", "subject": "pm", "eps_claimed": 1.0, "exact_loss": 1.0,
-                           "eps_empirical": 0.99, "verdict": "holds"}])
+    audit = pd.DataFrame(
+        [
+            {
+                "family": "numeric",
+                "subject": "pm",
+                "eps_claimed": 1.0,
+                "exact_loss": 1.0,
+                "eps_empirical": 0.99,
+                "verdict": "holds",
+            }
+        ]
+    )
     assert "<table" in report.audit_html(audit) and "pm" in report.audit_html(audit)
     card = {"dataset": "adult", "rows_before_cleaning": 3, "columns": [{"name": "age", "type": "numeric"}]}
     assert "adult" in report.data_cards_html([card])
@@ -55,8 +76,15 @@ def test_html_tables_render():
 
 
 # ------------------------------------------------------------------ the built report in a real browser
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium() -> str:
@@ -74,8 +102,12 @@ def chromium() -> str:
         pytest.skip("chromium missing and not root")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], check=True, env=env,
-                   capture_output=True)
+    subprocess.run(
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     return shutil.which("chromium")
 
 
@@ -83,9 +115,18 @@ def rendered_dom(html_file, profile_dir) -> str:
     """The page's DOM after its JavaScript ran (headless Chromium, fresh profile, no network)."""
     import subprocess
 
-    proc = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}",
-                           "--virtual-time-budget=15000", "--dump-dom", f"file://{html_file}"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile_dir}",
+            "--virtual-time-budget=15000",
+            "--dump-dom",
+            f"file://{html_file}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
@@ -95,8 +136,7 @@ def caption_phrase(rst_text: str) -> str:
     caption's rst-to-HTML conversion and the JSON escaping of the report's data unchanged."""
     import re
 
-    runs = [r for line in rst_text.splitlines()
-            for r in re.findall(r"[A-Za-z0-9][A-Za-z0-9 ,]{10,}[A-Za-z0-9]", line)]
+    runs = [r for line in rst_text.splitlines() for r in re.findall(r"[A-Za-z0-9][A-Za-z0-9 ,]{10,}[A-Za-z0-9]", line)]
     return max(runs, key=len).strip()
 
 
@@ -105,4 +145,4 @@ def report_entry(dom: str, path: str) -> str:
     start = dom.find(f'"{path}": {{')
     assert start >= 0, f"{path} is not in the report"
     end = dom.find('"data":', start)
-    return dom[start:end if end > start else start + 20000]
+    return dom[start : end if end > start else start + 20000]

@@ -63,8 +63,25 @@ def test_ldp_sgd_error_falls_as_eps_grows():
     means, ses = [], []
     for eps in [0.5, 2.0, 8.0]:
         mech = get_multidim("pm_sub", eps, X.shape[1])
-        errs = [evaluate("linear", ldp_sgd(Xtr, ytr, "linear", mech.perturb, 30, 1e-4, "constant_inv_sqrt_T", 1.0,
-                                           rng_for(5, {"eps": eps, "s": s})), Xte, yte)[1] for s in range(8)]
+        errs = [
+            evaluate(
+                "linear",
+                ldp_sgd(
+                    Xtr,
+                    ytr,
+                    "linear",
+                    mech.perturb,
+                    30,
+                    1e-4,
+                    "constant_inv_sqrt_T",
+                    1.0,
+                    rng_for(5, {"eps": eps, "s": s}),
+                ),
+                Xte,
+                yte,
+            )[1]
+            for s in range(8)
+        ]
         logs = np.log(errs)
         means.append(logs.mean())
         ses.append(logs.std(ddof=1) / np.sqrt(len(logs)))
@@ -74,15 +91,30 @@ def test_ldp_sgd_error_falls_as_eps_grows():
 
 def test_design_matrix_encodings():
     df = pd.DataFrame({"a": [0.0, 10.0, 5.0], "c": pd.Categorical(["x", "y", "z"]), "t": [1, -1, 1]})
-    card = {"columns": [{"name": "a", "type": "numeric", "domain": [0, 10]},
-                        {"name": "c", "type": "categorical", "categories": ["x", "y", "z"]},
-                        {"name": "t", "type": "categorical", "categories": [-1, 1]}]}
-    X, y = design_matrix(df, card, {"dataset": "d", "target": "t", "target_kind": "label", "positive": 1,
-                                    "features": ["a", "c"]})
+    card = {
+        "columns": [
+            {"name": "a", "type": "numeric", "domain": [0, 10]},
+            {"name": "c", "type": "categorical", "categories": ["x", "y", "z"]},
+            {"name": "t", "type": "categorical", "categories": [-1, 1]},
+        ]
+    }
+    X, y = design_matrix(
+        df, card, {"dataset": "d", "target": "t", "target_kind": "label", "positive": 1, "features": ["a", "c"]}
+    )
     assert X.tolist() == [[-1, 1, -1], [1, -1, 1], [0, -1, -1]]  # k−1 = 2 attributes; z switches none
     assert y.tolist() == [1, -1, 1]
-    X, _ = design_matrix(df, card, {"dataset": "d", "target": "a", "features": ["c"], "categorical_on": 1,
-                                    "categorical_off": 0, "intercept": True})
+    X, _ = design_matrix(
+        df,
+        card,
+        {
+            "dataset": "d",
+            "target": "a",
+            "features": ["c"],
+            "categorical_on": 1,
+            "categorical_off": 0,
+            "intercept": True,
+        },
+    )
     assert X.tolist() == [[1, 0, 1], [0, 1, 1], [0, 0, 1]]
     with pytest.raises(ValueError, match="target column"):
         design_matrix(df, card, {"dataset": "d", "target": "nope"})
@@ -92,11 +124,24 @@ def test_run_job_rows_and_reproducibility():
     rng = rng_for(6, "job")
     df = pd.DataFrame({"f1": rng.uniform(-1, 1, 600), "f2": rng.uniform(-1, 1, 600)})
     df["lab"] = np.where(df.f1 + df.f2 > 0, 1, -1)
-    card = {"columns": [{"name": "f1", "type": "numeric", "domain": [-1, 1]},
-                        {"name": "f2", "type": "numeric", "domain": [-1, 1]},
-                        {"name": "lab", "type": "categorical", "categories": [-1, 1]}]}
-    fig = {"kind": "sgd", "mechanisms": ["pm"], "eps": [1.0, 4.0], "model": "svm", "lambda": 1e-4,
-           "learning_rate": "constant_inv_sqrt_T", "folds": 3, "cv_repetitions": 2, "metric": "misclassification_rate"}
+    card = {
+        "columns": [
+            {"name": "f1", "type": "numeric", "domain": [-1, 1]},
+            {"name": "f2", "type": "numeric", "domain": [-1, 1]},
+            {"name": "lab", "type": "categorical", "categories": [-1, 1]},
+        ]
+    }
+    fig = {
+        "kind": "sgd",
+        "mechanisms": ["pm"],
+        "eps": [1.0, 4.0],
+        "model": "svm",
+        "lambda": 1e-4,
+        "learning_rate": "constant_inv_sqrt_T",
+        "folds": 3,
+        "cv_repetitions": 2,
+        "metric": "misclassification_rate",
+    }
     panel = {"dataset": "toy", "target": "lab", "target_kind": "label", "positive": 1, "features": "f[12]"}
     rows = run_job(fig, panel, "pm", df, card, 1, "ldpfl", "fig10")
     assert len(rows) == 2 * 2 * 3 and {r["rep"] for r in rows} == set(range(6))
@@ -110,11 +155,18 @@ def test_run_job_rows_and_reproducibility():
 
 def test_categorical_encodings_one_hot_and_ordinal():
     df = pd.DataFrame({"c": ["x", "y", "z", "x"], "o": ["lo", "mid", "hi", "mid"], "t": [0.0, 1.0, 2.0, 1.0]})
-    card = {"columns": [{"name": "c", "type": "categorical", "categories": ["x", "y", "z"]},
-                        {"name": "o", "type": "categorical", "categories": ["lo", "mid", "hi"]},
-                        {"name": "t", "type": "numeric", "domain": [0, 2]}]}
-    X, y = design_matrix(df, card, {"dataset": "d", "target": "t", "categorical_encoding": "one_hot",
-                                    "ordinal": ["o"], "intercept": True})
+    card = {
+        "columns": [
+            {"name": "c", "type": "categorical", "categories": ["x", "y", "z"]},
+            {"name": "o", "type": "categorical", "categories": ["lo", "mid", "hi"]},
+            {"name": "t", "type": "numeric", "domain": [0, 2]},
+        ]
+    }
+    X, y = design_matrix(
+        df,
+        card,
+        {"dataset": "d", "target": "t", "categorical_encoding": "one_hot", "ordinal": ["o"], "intercept": True},
+    )
     assert X.tolist() == [[1, -1, -1, -1, 1], [-1, 1, -1, 0, 1], [-1, -1, 1, 1, 1], [1, -1, -1, 0, 1]]
     assert y.tolist() == [-1, 0, 1, 0]
     with pytest.raises(ValueError, match="categorical_encoding"):
@@ -140,11 +192,20 @@ def test_graded_collector_job():
     """Paper 000's configuration: every graded mechanism trains, rows carry the settings, and the
     non-private model is far better than the zero model on a noiseless-ish toy problem."""
     df, card = _toy_regression()
-    fig = {"kind": "sgd", "collector": "graded", "mechanisms": ["hiera", "graded_laplace", "harmony", "pm",
-                                                             "harmony_at_level", "pm_at_level"],
-           "mechanism_params": {"hiera": {"mu": 2}}, "graded": {"component_rule": "sample_one"},
-           "eps": [0.5, 1.0], "model": "linear", "lambda": 1e-4, "learning_rate": "inv_sqrt_t",
-           "folds": 2, "cv_repetitions": 1, "metric": "test_mse"}
+    fig = {
+        "kind": "sgd",
+        "collector": "graded",
+        "mechanisms": ["hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level"],
+        "mechanism_params": {"hiera": {"mu": 2}},
+        "graded": {"component_rule": "sample_one"},
+        "eps": [0.5, 1.0],
+        "model": "linear",
+        "lambda": 1e-4,
+        "learning_rate": "inv_sqrt_t",
+        "folds": 2,
+        "cv_repetitions": 1,
+        "metric": "test_mse",
+    }
     panel = {"dataset": "toy", "target": "y", "intercept": True}
     for m in fig["mechanisms"] + ["non_private"]:
         frame = tidy_frame(run_job(fig, panel, m, df, card, 2, "hiera", "fig3"))
@@ -168,9 +229,20 @@ def test_graded_collector_job():
 
 def test_discretisation_sweep_rows():
     df, card = _toy_regression(600)
-    fig = {"kind": "sgd", "mechanisms": ["pm_sub", "three_outputs"], "discretize": [1, 5, None],
-           "discretize_mechanisms": ["pm_sub"], "eps": [4.0], "model": "linear", "lambda": 1e-4,
-           "learning_rate": "constant_inv_sqrt_T", "folds": 2, "cv_repetitions": 1, "metric": "test_mse", "x": "n_outputs"}
+    fig = {
+        "kind": "sgd",
+        "mechanisms": ["pm_sub", "three_outputs"],
+        "discretize": [1, 5, None],
+        "discretize_mechanisms": ["pm_sub"],
+        "eps": [4.0],
+        "model": "linear",
+        "lambda": 1e-4,
+        "learning_rate": "constant_inv_sqrt_T",
+        "folds": 2,
+        "cv_repetitions": 1,
+        "metric": "test_mse",
+        "x": "n_outputs",
+    }
     panel = {"dataset": "toy", "target": "y"}
     sub = tidy_frame(run_job(fig, panel, "pm_sub", df, card, 3, "ldpfl", "fig15"))
     assert sorted(sub["n_outputs"].dropna().unique()) == [3.0, 11.0]
@@ -183,34 +255,55 @@ def test_wisdm_k_minus_1_encoding_reproduces_paper_003s_43_dimensions(tmp_path):
     """Paper 003 §5.4: WISDM has 43 dimensions after the k−1 encoding. Built from a fixture in the
     official raw format through the real reader, card and the shipped dct fig4 panel: x, y + 35
     user + 5 activity attributes = 42 features, plus the target z = 43; the claim row says so."""
+    import data_fixtures as fx
     import yaml
 
     from ldprepro.data.build import build_from_files
     from ldprepro.data.fetch import sha256_file, write_lock
     from ldprepro.data.transform import load
     from ldprepro.experiments.claims import claims_for
-    import data_fixtures as fx
 
     root = Path(__file__).resolve().parents[1]
     cfg = yaml.safe_load((root / "config.yaml").read_text())
     raw = fx.wisdm_raw(tmp_path / "raw")
     write_lock(raw, sha256_file(raw), "fixture (as recorded on a first download)")
-    build_from_files("wisdm", cfg["datasets"]["wisdm"], {"WISDM_ar_latest.tar.gz": raw},
-                     tmp_path / "wisdm.parquet", tmp_path / "wisdm.json", log=lambda *_: None)
+    build_from_files(
+        "wisdm",
+        cfg["datasets"]["wisdm"],
+        {"WISDM_ar_latest.tar.gz": raw},
+        tmp_path / "wisdm.parquet",
+        tmp_path / "wisdm.json",
+        log=lambda *_: None,
+    )
     df, card = load("wisdm", tmp_path)
     panel = next(p for p in cfg["dct"]["fig4"]["panels"] if p["dataset"] == "wisdm")
     X, _ = design_matrix(df, card, panel)
     assert X.shape[1] == 42
-    raw = pd.DataFrame({"dataset": "wisdm", "mechanism": "pm", "eps": 1.0, "metric": "test_mse",
-                        "n_features": X.shape[1], "rep": range(3), "value": [0.1, 0.2, 0.3]})
-    table = claims_for("dct", "fig4", raw, cfg["dct"]["fig4"],
-                       unavailable={"ipums_br": "IPUMS extract not configured", "ipums_mx": "IPUMS extract not configured"})
+    raw = pd.DataFrame(
+        {
+            "dataset": "wisdm",
+            "mechanism": "pm",
+            "eps": 1.0,
+            "metric": "test_mse",
+            "n_features": X.shape[1],
+            "rep": range(3),
+            "value": [0.1, 0.2, 0.3],
+        }
+    )
+    table = claims_for(
+        "dct",
+        "fig4",
+        raw,
+        cfg["dct"]["fig4"],
+        unavailable={"ipums_br": "IPUMS extract not configured", "ipums_mx": "IPUMS extract not configured"},
+    )
     rows = {r["claim"]: r for r in table.to_dict("records")}
     assert rows["After k−1 encoding wisdm has 43 dimensions"]["verdict"] == "holds"
     assert rows["After k−1 encoding ipums_br has 90 dimensions"]["verdict"] == "not testable"
 
 
 # ---- all cross-validation fits at once (sgd.ldp_sgd_fits) ---------------------------------------
+
 
 def _toy_fits(F=3, n=900, seed=9):
     rng = rng_for(seed, "fits")
@@ -230,7 +323,9 @@ def test_batched_non_private_fits_equal_single_fits(model, schedule):
     orders = [rng_for(10, f).permutation(X.shape[0] - f) for f in range(3)]
     batched = ldp_sgd_fits(X, yy, orders, model, group_collector(), 40, 1e-3, schedule, 1.0, rng_for(1, "x"))
     for f in range(3):
-        single = ldp_sgd(X[: X.shape[0] - f], yy[: X.shape[0] - f], model, None, 40, 1e-3, schedule, 1.0, rng_for(10, f))
+        single = ldp_sgd(
+            X[: X.shape[0] - f], yy[: X.shape[0] - f], model, None, 40, 1e-3, schedule, 1.0, rng_for(10, f)
+        )
         assert np.allclose(batched[f], single, rtol=1e-12, atol=1e-12), (f, batched[f], single)
 
 
@@ -244,13 +339,17 @@ def test_batched_private_fits_have_the_single_fit_law(mechanism):
     mech = get_multidim(mechanism, 6.0, X.shape[1])
     R = 600
     orders = [rng_for(11, ("o", r)).permutation(X.shape[0]) for r in range(R)]
-    batched = ldp_sgd_fits(X, y, orders, "linear", group_collector(mech), 30, 1e-4, "constant_inv_sqrt_T", 1.0,
-                           rng_for(11, "noise"))
-    single = np.array([ldp_sgd(X, y, "linear", mech.perturb, 30, 1e-4, "constant_inv_sqrt_T", 1.0, rng_for(12, r))
-                       for r in range(R)])
+    batched = ldp_sgd_fits(
+        X, y, orders, "linear", group_collector(mech), 30, 1e-4, "constant_inv_sqrt_T", 1.0, rng_for(11, "noise")
+    )
+    single = np.array(
+        [ldp_sgd(X, y, "linear", mech.perturb, 30, 1e-4, "constant_inv_sqrt_T", 1.0, rng_for(12, r)) for r in range(R)]
+    )
     for j in (0, 3):
-        p = min(stats.ks_2samp(batched[:, j], single[:, j]).pvalue,
-                stats.ttest_ind(batched[:, j], single[:, j], equal_var=False).pvalue)
+        p = min(
+            stats.ks_2samp(batched[:, j], single[:, j]).pvalue,
+            stats.ttest_ind(batched[:, j], single[:, j], equal_var=False).pvalue,
+        )
         assert p > 1e-3 / 4, (mechanism, j, p)
 
 
@@ -266,12 +365,14 @@ def test_graded_aggregate_fits_law():
     level = rng.integers(0, 5, (50, 3))
     col = GradedGradientCollector("hiera", GradedLevels.from_base_eps(1.0, k=5), mu=2, clip=False)
     F = 4000
-    many = col.aggregate_fits(np.broadcast_to(g, (F,) + g.shape), np.broadcast_to(level, (F,) + level.shape),
-                              rng_for(13, "many"))
+    many = col.aggregate_fits(
+        np.broadcast_to(g, (F,) + g.shape), np.broadcast_to(level, (F,) + level.shape), rng_for(13, "many")
+    )
     one = np.array([col.aggregate(g, level, rng_for(13, ("one", r))) for r in range(F)])
     for j in range(3):
-        p = min(stats.ks_2samp(many[:, j], one[:, j]).pvalue,
-                stats.ttest_ind(many[:, j], one[:, j], equal_var=False).pvalue)
+        p = min(
+            stats.ks_2samp(many[:, j], one[:, j]).pvalue, stats.ttest_ind(many[:, j], one[:, j], equal_var=False).pvalue
+        )
         assert p > 1e-3 / 6, (j, p)
 
 
@@ -279,11 +380,24 @@ def _job_toy():
     rng = rng_for(14, "job")
     df = pd.DataFrame({"f1": rng.uniform(-1, 1, 700), "f2": rng.uniform(-1, 1, 700)})
     df["lab"] = np.where(df.f1 - df.f2 > 0, 1, -1)
-    card = {"columns": [{"name": "f1", "type": "numeric", "domain": [-1, 1]},
-                        {"name": "f2", "type": "numeric", "domain": [-1, 1]},
-                        {"name": "lab", "type": "categorical", "categories": [-1, 1]}]}
-    fig = {"kind": "sgd", "mechanisms": ["pm", "duchi"], "eps": [0.5, 4.0], "model": "svm", "lambda": 1e-4,
-           "learning_rate": "constant_inv_sqrt_T", "folds": 3, "cv_repetitions": 2, "metric": "misclassification_rate"}
+    card = {
+        "columns": [
+            {"name": "f1", "type": "numeric", "domain": [-1, 1]},
+            {"name": "f2", "type": "numeric", "domain": [-1, 1]},
+            {"name": "lab", "type": "categorical", "categories": [-1, 1]},
+        ]
+    }
+    fig = {
+        "kind": "sgd",
+        "mechanisms": ["pm", "duchi"],
+        "eps": [0.5, 4.0],
+        "model": "svm",
+        "lambda": 1e-4,
+        "learning_rate": "constant_inv_sqrt_T",
+        "folds": 3,
+        "cv_repetitions": 2,
+        "metric": "misclassification_rate",
+    }
     panel = {"dataset": "toy", "target": "lab", "target_kind": "label", "positive": 1, "features": "f[12]"}
     return df, card, fig, panel
 
@@ -333,8 +447,10 @@ def test_group_rule_control_rows():
     assert (paper.loc[paper["eps"] == 0.5, "n_groups"] == 77).all()
     assert (paper.loc[paper["eps"] == 4.0, "n_groups"] == 466).all()  # smallest training fold: 466 users
     assert (aggregate(frame)["n"] == 6).all()  # one aggregate per (ε, rule) over all six fits
-    assert (tidy_frame(run_job({**fig, "group_rule": "paper"}, panel, "pm", df, card, 1, "ldpfl", "fig10"))
-            ["group_rule"] == "paper").all()
+    assert (
+        tidy_frame(run_job({**fig, "group_rule": "paper"}, panel, "pm", df, card, 1, "ldpfl", "fig10"))["group_rule"]
+        == "paper"
+    ).all()
     with pytest.raises(ValueError, match="fig10: group_rule 'fixed' needs fixed_groups"):
         run_job({**fig, "fixed_groups": None}, panel, "pm", df, card, 1, "ldpfl", "fig10")
     with pytest.raises(ValueError, match="group_rule must be one of"):

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from slurm_cluster import NODE_CPUS, SlurmCluster, SlurmSetupError, ensure_executor_plugin, ensure_installed
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.integration]
@@ -45,8 +44,12 @@ def mirror() -> Path:
 def copy_repo(dest: Path) -> Path:
     """The repository's files (tracked, plus untracked ones git does not ignore) copied to
     ``dest``: a clean tree with no data/, results/ or .snakemake/ of earlier runs."""
-    ls = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                        capture_output=True, check=True)
+    ls = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    )
     dest.mkdir(parents=True)
     for rel in filter(None, ls.stdout.decode().split("\0")):
         src = REPO / rel
@@ -66,8 +69,11 @@ def workflow_env(copy: Path, extra: dict[str, str]) -> dict[str, str]:
 
 
 def parquet_bytes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes()
-            for sub in ("data", "results") for p in sorted((root / sub).rglob("*.parquet"))}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for sub in ("data", "results")
+        for p in sorted((root / sub).rglob("*.parquet"))
+    }
 
 
 @pytest.fixture(scope="module")
@@ -98,14 +104,29 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     # a 5 s status interval instead of 20 s (the SLURM run's wall time is each job's Snakemake
     # start-up plus this polling), and --max-threads, because a rule asking for
     # more threads than the node's CPUs could never be scheduled.
-    slurm_cmd = [*smk, "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "5",
-                 "--max-threads", str(NODE_CPUS), "--", *TARGETS]
+    slurm_cmd = [
+        *smk,
+        "--profile",
+        "profiles/slurm",
+        "--slurm-init-seconds-before-status-checks",
+        "5",
+        "--max-threads",
+        str(NODE_CPUS),
+        "--",
+        *TARGETS,
+    ]
     slurm_env = workflow_env(remote, {"LDPREPRO_SLURM_PARTITION": PARTITION})
     with open(tmp_path / "slurm.log", "w") as slog:
         slurm = subprocess.Popen(slurm_cmd, cwd=remote, env=slurm_env, stdout=slog, stderr=subprocess.STDOUT)
         try:
-            local_proc = subprocess.run([*smk, "--cores", "2", "--", *TARGETS], cwd=local, capture_output=True,
-                                        text=True, env=workflow_env(local, {}), timeout=RUN_TIMEOUT)
+            local_proc = subprocess.run(
+                [*smk, "--cores", "2", "--", *TARGETS],
+                cwd=local,
+                capture_output=True,
+                text=True,
+                env=workflow_env(local, {}),
+                timeout=RUN_TIMEOUT,
+            )
             slurm.wait(timeout=max(1.0, RUN_TIMEOUT - (time.monotonic() - t0)))
         finally:
             if slurm.poll() is None:  # a timeout above: stop our Snakemake, the fixture cancels its jobs
@@ -117,10 +138,11 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
 
     assert local_proc.returncode == 0, f"local run failed:\n{local_proc.stderr[-3000:]}"
     if slurm.returncode != 0:
-        slurm_logs = "\n".join(f"--- {p}:\n{p.read_text(errors='replace')[-1500:]}"
-                               for p in sorted((remote / ".snakemake" / "slurm_logs").rglob("*.log")))
-        pytest.fail(f"SLURM run exited {slurm.returncode}:\n{slurm_out[-4000:]}\n{slurm_logs}\n"
-                    f"{cluster.diagnostics()}")
+        slurm_logs = "\n".join(
+            f"--- {p}:\n{p.read_text(errors='replace')[-1500:]}"
+            for p in sorted((remote / ".snakemake" / "slurm_logs").rglob("*.log"))
+        )
+        pytest.fail(f"SLURM run exited {slurm.returncode}:\n{slurm_out[-4000:]}\n{slurm_logs}\n{cluster.diagnostics()}")
 
     # The jobs really ran under SLURM, in the partition the profile's hook selected, and all of
     # them completed (MinJobAge keeps finished jobs listed by squeue).

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from scipy import stats
-
 from stats_helpers import assert_continuous_law, assert_discrete_law, assert_mean, assert_variance
 
 RNG = np.random.default_rng(20261123)

@@ -18,7 +18,7 @@ from scipy import stats
 
 from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, make_collector
 from ldprepro.frequency import GRR
-from ldprepro.graded import GradedLevels, LHP, hiera_estimate_counts, lhp_report_counts, sort_by_level
+from ldprepro.graded import LHP, GradedLevels, hiera_estimate_counts, lhp_report_counts, sort_by_level
 from ldprepro.mechanisms import get_multidim
 from ldprepro.seeding import rng_for
 from ldprepro.sufficient import laplace_sum
@@ -45,7 +45,7 @@ def test_laplace_sum_law():
     direct = rng.laplace(0.0, 0.7, size=(R, 50)).sum(axis=1)
     fast = laplace_sum(0.7, 50, rng, size=R)
     assert same_law(direct, fast)[0]
-    assert np.all(laplace_sum(2.0, np.array([0, 3]), rng) [0] == 0.0)
+    assert np.all(laplace_sum(2.0, np.array([0, 3]), rng)[0] == 0.0)
     with pytest.raises(ValueError, match=">= 0"):
         laplace_sum(1.0, -1, rng)
 
@@ -77,7 +77,9 @@ def test_multidim_group_means_law(mechanism, eps, d):
     mech = get_multidim(mechanism, eps, d)
     rng = rng_for(4, mechanism)
     per_user = np.array([mech.perturb(x, rng).mean(axis=0) for _ in range(R)])
-    sufficient = np.concatenate([mech.group_means(np.broadcast_to(x, (1000,) + x.shape), rng) for _ in range(R // 1000)])
+    sufficient = np.concatenate(
+        [mech.group_means(np.broadcast_to(x, (1000,) + x.shape), rng) for _ in range(R // 1000)]
+    )
     truth = x.mean(axis=0)
     for j in (0, 5):
         check_law_and_power(per_user[:, j], sufficient[:, j], truth[j], f"{mechanism} multidim coordinate {j}")

@@ -172,10 +172,10 @@ def test_ratio_of_means_follows_the_means_not_the_geometric_means():
 
     rng = np.random.default_rng(9)
     n = 20000
-    b = rng.exponential(1.0, n)               # mean 1
-    a = 1.2 * rng.chisquare(1, n)             # mean 1.2, but median ≈ 0.55
+    b = rng.exponential(1.0, n)  # mean 1
+    a = 1.2 * rng.chisquare(1, n)  # mean 1.2, but median ≈ 0.55
     geo = paired_point(a, b, "x")
-    assert geo.effect < 1 and geo.favours      # the log-ratio test would say A is better
+    assert geo.effect < 1 and geo.favours  # the log-ratio test would say A is better
     rom = ratio_of_means_point(a, b, "x")
     assert rom.ci_low < 1.2 < rom.ci_high and not rom.favours
     assert judge([_claim([rom])])["verdict"].iloc[0] == "does not hold"

@@ -22,19 +22,34 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
-    code = ("import sys, ldprepro.pipeline, ldprepro.data.availability, ldprepro.data.workflow, "
-            "ldprepro.data.entries, ldprepro.jobsetup; "
-            "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    code = (
+        "import sys, ldprepro.pipeline, ldprepro.data.availability, ldprepro.data.workflow, "
+        "ldprepro.data.entries, ldprepro.jobsetup; "
+        "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
     assert out.stdout.strip() == "[]"
 
 
 def test_compute_params_drop_presentation_only():
-    entry = {"title": "T", "ylabel": "y", "eps": [1, 2], "reps": 3,
-             "panels": [{"dataset": "adult", "title": "Adult", "columns": ["age"], "yscale": "log"}]}
-    assert pipeline.compute_params(entry) == {"eps": [1, 2], "reps": 3,
-                                              "panels": [{"dataset": "adult", "columns": ["age"]}]}
+    entry = {
+        "title": "T",
+        "ylabel": "y",
+        "eps": [1, 2],
+        "reps": 3,
+        "panels": [{"dataset": "adult", "title": "Adult", "columns": ["age"], "yscale": "log"}],
+    }
+    assert pipeline.compute_params(entry) == {
+        "eps": [1, 2],
+        "reps": 3,
+        "panels": [{"dataset": "adult", "columns": ["age"]}],
+    }
 
 
 def _package_copy(tmp_path) -> Path:
@@ -44,10 +59,17 @@ def _package_copy(tmp_path) -> Path:
 
 
 def _hashes(src: Path, scripts: list[str]) -> dict:
-    code = ("import json, sys; from ldprepro.pipeline import code_hash; "
-            f"print(json.dumps({{s: code_hash(s) for s in {scripts!r}}}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(src)})
+    code = (
+        "import json, sys; from ldprepro.pipeline import code_hash; "
+        f"print(json.dumps({{s: code_hash(s) for s in {scripts!r}}}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(src)},
+    )
     return json.loads(out.stdout)
 
 
@@ -118,9 +140,11 @@ def test_lock_hint_says_exactly_what_to_run(tmp_path):
 
 
 def test_summary_lines_name_every_unavailable_dataset():
-    figs = [{"paper": "dct", "figure": "fig4", "status": "not reproducible here"},
-            {"paper": "ldpfl", "figure": "fig6", "status": "partial"},
-            {"paper": "dct", "figure": "fig1", "status": "built"}]
+    figs = [
+        {"paper": "dct", "figure": "fig4", "status": "not reproducible here"},
+        {"paper": "ldpfl", "figure": "fig6", "status": "partial"},
+        {"paper": "dct", "figure": "fig1", "status": "built"},
+    ]
     text = "\n".join(pipeline.summary_lines({"wisdm": "no network", "ipums_br": "no key"}, figs))
     assert "  - wisdm: no network" in text and "  - ipums_br: no key" in text
     assert "ldpfl/fig6" in text and "dct/fig4" in text and "dct/fig1" not in text
@@ -158,10 +182,19 @@ print(os.environ["OMP_NUM_THREADS"], os.environ["OPENBLAS_NUM_THREADS"])
 raise SystemExit(0)
 """
     log = tmp_path / "logs" / "job.log"
-    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(log)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
     assert out.stdout.splitlines()[-1] == "3 3"
     text = log.read_text()
-    for needle in ("figure_job[dataset=adult]: started (threads=3)", "a verdict line", "UserWarning: a warning",
-                   "eps = 0.5 done"):
+    for needle in (
+        "figure_job[dataset=adult]: started (threads=3)",
+        "a verdict line",
+        "UserWarning: a warning",
+        "eps = 0.5 done",
+    ):
         assert needle in text

@@ -26,8 +26,16 @@ TARGETS = ["figures/dct/fig3.png", "figures/dct/fig3.svg", "figures/ldpfl/fig4.p
 def snakemake(workdir: Path, *args: str, src: Path = REPO / "src") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(src), "MPLBACKEND": "Agg"}
     env.pop("IPUMS_API_KEY", None)
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
@@ -48,8 +56,12 @@ def two_runs(tmp_path_factory):
 
 
 def outputs(workdir: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(workdir)): p.read_bytes() for d in ("results", "figures", "data/processed")
-            for p in sorted((workdir / d).rglob("*")) if p.is_file() and p.name != "availability.json"}
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for d in ("results", "figures", "data/processed")
+        for p in sorted((workdir / d).rglob("*"))
+        if p.is_file() and p.name != "availability.json"
+    }
 
 
 @pytest.mark.slow
@@ -131,8 +143,19 @@ def test_after_kill_9_the_next_run_says_exactly_what_to_run(tmp_path):
     cfg["scale"] = "smoke"
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MPLBACKEND": "Agg"}
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "--cores", "1", "--", "figures/dct/fig3.png"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--cores",
+        "1",
+        "--",
+        "figures/dct/fig3.png",
+    ]
     first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     locks = tmp_path / ".snakemake/locks"
     while not (locks.is_dir() and any(locks.iterdir())):  # wait for the lock (no wall-clock limit)
@@ -145,7 +168,7 @@ def test_after_kill_9_the_next_run_says_exactly_what_to_run(tmp_path):
     hint = [line for line in second.stderr.splitlines() if line.startswith("ldprepro: ")]
     assert hint and "`snakemake --unlock`" in hint[0], second.stderr[-2000:]
     orphans = re.search(r"`kill ([\d ]+)`", hint[0])
-    for pid in (orphans.group(1).split() if orphans else []):  # the killed run's own jobs
+    for pid in orphans.group(1).split() if orphans else []:  # the killed run's own jobs
         try:
             os.kill(int(pid), signal.SIGKILL)
         except ProcessLookupError:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy import stats
@@ -54,6 +54,7 @@ class Subject:
 # --------------------------------------------------------------------------------------------------
 # exact losses
 # --------------------------------------------------------------------------------------------------
+
 
 def _max_log_ratio(table: np.ndarray) -> float:
     """max over columns (outputs) of log(max_row / min_row); inf if an output is impossible for
@@ -110,18 +111,26 @@ def _numeric_log_lr(mech: Mechanism):
     return log_lr
 
 
-def numeric_subject(mech: Mechanism, name: str, family: str, claim_source: str,
-                    presented_as_ldp: bool = True, pair=(1.0, -1.0)) -> Subject:
+def numeric_subject(
+    mech: Mechanism, name: str, family: str, claim_source: str, presented_as_ldp: bool = True, pair=(1.0, -1.0)
+) -> Subject:
     return Subject(
-        name=name, family=family, eps_claimed=mech.eps, presented_as_ldp=presented_as_ldp,
-        exact_loss=numeric_exact_loss(mech), pair=pair,
+        name=name,
+        family=family,
+        eps_claimed=mech.eps,
+        presented_as_ldp=presented_as_ldp,
+        exact_loss=numeric_exact_loss(mech),
+        pair=pair,
         sample=lambda x, n, rng: mech.perturb(np.full(n, float(x)), rng),
-        log_lr=_numeric_log_lr(mech), claim_source=claim_source)
+        log_lr=_numeric_log_lr(mech),
+        claim_source=claim_source,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
 # empirical lower bound
 # --------------------------------------------------------------------------------------------------
+
 
 def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
     """Two-sided Clopper–Pearson interval for k successes in n trials (scipy Beta quantiles)."""
@@ -146,8 +155,9 @@ def _quantised_log_lr(subject: Subject, y, x0, x1) -> np.ndarray:
     return np.round(subject.log_lr(y, x0, x1), 9)
 
 
-def empirical_lower_bound(subject: Subject, trials: int, pilot: int, confidence: float,
-                          rng: np.random.Generator) -> dict:
+def empirical_lower_bound(
+    subject: Subject, trials: int, pilot: int, confidence: float, rng: np.random.Generator
+) -> dict:
     """ε_emp = ln(TPR_low / FPR_high) for the likelihood-ratio-optimal event chosen on a pilot."""
     x0, x1 = subject.pair
     # 1. choose the threshold t on an independent pilot sample
@@ -165,12 +175,18 @@ def empirical_lower_bound(subject: Subject, trials: int, pilot: int, confidence:
     tp = int((_quantised_log_lr(subject, e0, x0, x1) >= best_t).sum())
     fp = int((_quantised_log_lr(subject, e1, x0, x1) >= best_t).sum())
     tpr, fpr = clopper_pearson(tp, trials, confidence), clopper_pearson(fp, trials, confidence)
-    return {"eps_empirical": _bound(tp, fp, trials, confidence), "tpr": tp / trials, "fpr": fp / trials,
-            "tpr_low": tpr[0], "fpr_high": fpr[1], "threshold_log_lr": float(best_t), "trials": trials}
+    return {
+        "eps_empirical": _bound(tp, fp, trials, confidence),
+        "tpr": tp / trials,
+        "fpr": fp / trials,
+        "tpr_low": tpr[0],
+        "fpr_high": fpr[1],
+        "threshold_log_lr": float(best_t),
+        "trials": trials,
+    }
 
 
-def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: float, seed: int,
-               key: dict) -> list[dict]:
+def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: float, seed: int, key: dict) -> list[dict]:
     from .seeding import rng_for
 
     rows = []
@@ -179,13 +195,25 @@ def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: flo
         emp = empirical_lower_bound(s, trials, pilot, confidence, rng) if s.sample is not None else {}
         tol = 1e-9 * max(1.0, s.eps_claimed)
         violated = s.exact_loss > s.eps_claimed + tol or emp.get("eps_empirical", -math.inf) > s.eps_claimed + tol
-        rows.append({
-            "family": s.family, "subject": s.name, "eps_claimed": s.eps_claimed, "exact_loss": s.exact_loss,
-            "eps_empirical": emp.get("eps_empirical", math.nan), "tpr": emp.get("tpr", math.nan),
-            "fpr": emp.get("fpr", math.nan), "trials": emp.get("trials", 0), "confidence": confidence,
-            "x0": str(s.pair[0]), "x1": str(s.pair[1]), "presented_as_ldp": s.presented_as_ldp,
-            "verdict": "violated" if violated else "holds", "claim_source": s.claim_source, "notes": s.notes,
-        })
+        rows.append(
+            {
+                "family": s.family,
+                "subject": s.name,
+                "eps_claimed": s.eps_claimed,
+                "exact_loss": s.exact_loss,
+                "eps_empirical": emp.get("eps_empirical", math.nan),
+                "tpr": emp.get("tpr", math.nan),
+                "fpr": emp.get("fpr", math.nan),
+                "trials": emp.get("trials", 0),
+                "confidence": confidence,
+                "x0": str(s.pair[0]),
+                "x1": str(s.pair[1]),
+                "presented_as_ldp": s.presented_as_ldp,
+                "verdict": "violated" if violated else "holds",
+                "claim_source": s.claim_source,
+                "notes": s.notes,
+            }
+        )
     return rows
 
 
@@ -194,10 +222,18 @@ def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: flo
 # --------------------------------------------------------------------------------------------------
 
 NUMERIC = ["laplace", "duchi", "harmony", "pm", "hm", "three_outputs", "pm_opt", "pm_sub", "hm_tp"]
-SOURCES = {"laplace": "standard", "duchi": "Duchi et al.", "harmony": "Nguyen et al. (paper 000 baseline)",
-           "pm": "Wang et al. ICDE 2019", "hm": "Wang et al. ICDE 2019", "three_outputs": "paper 002 Lemma 1",
-           "pm_opt": "paper 002 Lemma 6", "pm_sub": "paper 002", "hm_tp": "paper 002 Lemma 10",
-           "dct": "paper 003 Lemma 1"}
+SOURCES = {
+    "laplace": "standard",
+    "duchi": "Duchi et al.",
+    "harmony": "Nguyen et al. (paper 000 baseline)",
+    "pm": "Wang et al. ICDE 2019",
+    "hm": "Wang et al. ICDE 2019",
+    "three_outputs": "paper 002 Lemma 1",
+    "pm_opt": "paper 002 Lemma 6",
+    "pm_sub": "paper 002",
+    "hm_tp": "paper 002 Lemma 10",
+    "dct": "paper 003 Lemma 1",
+}
 
 
 def numeric_subjects(eps: float, discretize_m=(1, 10)) -> list[Subject]:
@@ -244,9 +280,18 @@ def duchi_md_subject(eps: float, d: int, ties: str) -> Subject:
             return (np.log(p0) - np.log(p1))[y.astype(int)]
 
     name = f"duchi_md(d={d}, ties={ties})"
-    return Subject(name, "multidim", eps, ties == "half", _max_log_ratio(table), (x0, x1), sample, log_lr,
-                   "Wang et al. Alg. 3" + (" as printed" if ties == "wang" else ", ½-tie version (ours)"),
-                   extra={"vertices": [v.tolist() for v in vertices]})
+    return Subject(
+        name,
+        "multidim",
+        eps,
+        ties == "half",
+        _max_log_ratio(table),
+        (x0, x1),
+        sample,
+        log_lr,
+        "Wang et al. Alg. 3" + (" as printed" if ties == "wang" else ", ½-tie version (ours)"),
+        extra={"vertices": [v.tolist() for v in vertices]},
+    )
 
 
 def sampled_md_exact(name: str, eps: float, d: int) -> float:
@@ -264,13 +309,35 @@ def multidim_subjects(eps: float, dims=(2, 3, 4), sampled_d=16) -> list[Subject]
                 continue  # identical to the exact version for odd d
             out.append(duchi_md_subject(eps, d, ties))
     for name in ["pm", "pm_sub", "three_outputs", "hm", "hm_tp"]:
-        out.append(Subject(f"{name}_sampled(d={sampled_d})", "multidim", eps, True,
-                           sampled_md_exact(name, eps, sampled_d), (None, None), None, None,
-                           "paper 002 Alg. 6 / Wang et al. Alg. 4",
-                           notes=f"k = {sampling_k(eps, sampled_d)} attributes at ε/k; exact loss by composition"))
+        out.append(
+            Subject(
+                f"{name}_sampled(d={sampled_d})",
+                "multidim",
+                eps,
+                True,
+                sampled_md_exact(name, eps, sampled_d),
+                (None, None),
+                None,
+                None,
+                "paper 002 Alg. 6 / Wang et al. Alg. 4",
+                notes=f"k = {sampling_k(eps, sampled_d)} attributes at ε/k; exact loss by composition",
+            )
+        )
     lap = get_mechanism("laplace", eps / sampled_d)
-    out.append(Subject(f"laplace_md(d={sampled_d})", "multidim", eps, True, sampled_d * numeric_exact_loss(lap),
-                       (None, None), None, None, "ε/d per attribute", notes="exact loss by composition"))
+    out.append(
+        Subject(
+            f"laplace_md(d={sampled_d})",
+            "multidim",
+            eps,
+            True,
+            sampled_d * numeric_exact_loss(lap),
+            (None, None),
+            None,
+            None,
+            "ε/d per attribute",
+            notes="exact loss by composition",
+        )
+    )
     return out
 
 
@@ -288,6 +355,7 @@ def _oracle_subject(oracle, name, eps_claimed, presented, source, exact, notes="
         def log_lr(y, a, b):
             return np.log(pmf[a][y.astype(int)]) - np.log(pmf[b][y.astype(int)])
     else:
+
         def sample(x, n, rng):
             bits = oracle.perturb(np.full(n, x), rng)
             return (2 * bits[:, 0] + bits[:, 1]).astype(float)
@@ -298,8 +366,9 @@ def _oracle_subject(oracle, name, eps_claimed, presented, source, exact, notes="
 
             def lp(v):  # log P(bits 0,1 | value v)
                 p = [oracle.p_true if v == j else oracle.p_other for j in (0, 1)]
-                return (np.where(b0 == 1, np.log(p[0]), np.log1p(-p[0]))
-                        + np.where(b1 == 1, np.log(p[1]), np.log1p(-p[1])))
+                return np.where(b0 == 1, np.log(p[0]), np.log1p(-p[0])) + np.where(
+                    b1 == 1, np.log(p[1]), np.log1p(-p[1])
+                )
 
             return lp(a) - lp(b)
 
@@ -313,8 +382,11 @@ def frequency_subjects(eps: float, k_values=(2, 16), rappor=((0.5, 0.5, 0.75),),
     for k in k_values:
         for name in ("grr", "sue", "oue"):
             oracle = get_oracle(name, k, eps)
-            out.append(_oracle_subject(oracle, f"{name}(k={k})", eps, True, "Kairouz et al. / Wang et al. 2017",
-                                       _oracle_exact(oracle)))
+            out.append(
+                _oracle_subject(
+                    oracle, f"{name}(k={k})", eps, True, "Kairouz et al. / Wang et al. 2017", _oracle_exact(oracle)
+                )
+            )
     return out
 
 
@@ -328,9 +400,15 @@ def rappor_subjects(params=((0.1, 0.5, 0.75), (0.5, 0.5, 0.75)), d_values=(1, 16
         oracle = RapporUE(k, f, p, q)
         per_attr = _oracle_exact(oracle)
         for d in d_values:
-            s = _oracle_subject(oracle, f"rr_ldp(f={f:g}, d={d})", per_attr, True, "paper 004 Theorem 2",
-                                d * per_attr,
-                                notes=f"record of d = {d} attributes; the empirical bound uses one attribute")
+            s = _oracle_subject(
+                oracle,
+                f"rr_ldp(f={f:g}, d={d})",
+                per_attr,
+                True,
+                "paper 004 Theorem 2",
+                d * per_attr,
+                notes=f"record of d = {d} attributes; the empirical bound uses one attribute",
+            )
             s.presented_as_ldp = d == 1
             out.append(s)
     return out
@@ -374,21 +452,42 @@ def graded_subjects(eps: float) -> list[Subject]:
         # the pair of values in levels (li, lj) that attains the worst ratio (grid of 401 values)
         sub = np.where((grid_levels[:, None] == li) & (grid_levels[None, :] == lj), ratio, -np.inf)
         i, j = np.unravel_index(np.argmax(sub), sub.shape)
-        out.append(Subject(f"lhp({reading} reading)", "graded", float(claimed[li, lj]), False,
-                           float(audit["L"][li, lj]), (float(grid[i]), float(grid[j])), sample, log_lr,
-                           "paper 000 Theorem 2",
-                           notes=f"budgets {tuple(float(b) for b in levels.budgets)}; worst level pair "
-                                 f"({li + 1}, {lj + 1}); {int(audit[f'violates_{reading}'].sum())} of "
-                                 f"{audit['L'].size} level pairs exceed r = {reading}(ε_x, ε_x')"))
+        out.append(
+            Subject(
+                f"lhp({reading} reading)",
+                "graded",
+                float(claimed[li, lj]),
+                False,
+                float(audit["L"][li, lj]),
+                (float(grid[i]), float(grid[j])),
+                sample,
+                log_lr,
+                "paper 000 Theorem 2",
+                notes=f"budgets {tuple(float(b) for b in levels.budgets)}; worst level pair "
+                f"({li + 1}, {lj + 1}); {int(audit[f'violates_{reading}'].sum())} of "
+                f"{audit['L'].size} level pairs exceed r = {reading}(ε_x, ε_x')",
+            )
+        )
     gl = GradedLaplace(levels)
     lo_v, hi_v = 0.9, -0.9  # most private level (scale 2/ε) vs least private (2/(5ε))
 
     def gl_log_lr(y, a, b):
         return gl.logpdf(y, a) - gl.logpdf(y, b)
 
-    out.append(Subject("graded_laplace", "graded", float(levels.eps.max()), False, math.inf, (lo_v, hi_v),
-                       lambda x, n, rng: gl.perturb(np.full(n, x), rng), gl_log_lr, "paper 000 baseline",
-                       notes="Laplace scales differ between levels: the log-ratio grows linearly in |y|"))
+    out.append(
+        Subject(
+            "graded_laplace",
+            "graded",
+            float(levels.eps.max()),
+            False,
+            math.inf,
+            (lo_v, hi_v),
+            lambda x, n, rng: gl.perturb(np.full(n, x), rng),
+            gl_log_lr,
+            "paper 000 baseline",
+            notes="Laplace scales differ between levels: the log-ratio grows linearly in |y|",
+        )
+    )
     return out
 
 
@@ -418,11 +517,23 @@ def bshp_subjects(eps: float, ratio: float = 0.8, folds=(3, 5, 7)) -> list[Subje
 
     exact = bs.privacy_loss_exact()
     common = dict(family="histogram", exact_loss=exact, pair=(0, 1), sample=sample, log_lr=log_lr)
-    return [Subject(name=f"bshp(r={r:g}) vs paper's ε'", eps_claimed=bs.paper_claimed_epsilon, presented_as_ldp=False,
-                    claim_source="paper 001 Theorem 7", notes="amplification claim: the curator sees which bits were sampled",
-                    **common),
-            Subject(name=f"bshp(r={r:g})", eps_claimed=eps, presented_as_ldp=True,
-                    claim_source="this project (the guarantee is ε)", **common)]
+    return [
+        Subject(
+            name=f"bshp(r={r:g}) vs paper's ε'",
+            eps_claimed=bs.paper_claimed_epsilon,
+            presented_as_ldp=False,
+            claim_source="paper 001 Theorem 7",
+            notes="amplification claim: the curator sees which bits were sampled",
+            **common,
+        ),
+        Subject(
+            name=f"bshp(r={r:g})",
+            eps_claimed=eps,
+            presented_as_ldp=True,
+            claim_source="this project (the guarantee is ε)",
+            **common,
+        ),
+    ]
 
 
 FAMILIES = ("numeric", "multidim", "frequency", "graded", "histogram")
@@ -447,12 +558,17 @@ def run_family(family: str, cfg: dict, seed: int) -> list[dict]:
     rows = []
     for eps in cfg["eps"]:
         subjects = subjects_for(family, float(eps), cfg)
-        rows += audit_rows(subjects, cfg["trials"], cfg["pilot"], cfg["per_test_confidence"], seed,
-                           {"audit": family})
+        rows += audit_rows(subjects, cfg["trials"], cfg["pilot"], cfg["per_test_confidence"], seed, {"audit": family})
     if family == "frequency":  # RR-LDP is parameterised by (f, p, q), not by ε
         params = [(r["f"], r["p"], r["q"]) for r in cfg.get("rappor", [])]
-        rows += audit_rows(rappor_subjects(params, cfg.get("rappor_d", (1, 16))), cfg["trials"], cfg["pilot"],
-                           cfg["per_test_confidence"], seed, {"audit": "rr_ldp"})
+        rows += audit_rows(
+            rappor_subjects(params, cfg.get("rappor_d", (1, 16))),
+            cfg["trials"],
+            cfg["pilot"],
+            cfg["per_test_confidence"],
+            seed,
+            {"audit": "rr_ldp"},
+        )
     return rows
 
 
@@ -461,11 +577,13 @@ def plot_audit(df, png, svg=None) -> None:
 
     from .plotting import save_figure
 
-    fams = [f for f in ("numeric", "discretised", "multidim", "frequency", "histogram", "graded")
-            if f in set(df["family"])]
+    fams = [
+        f for f in ("numeric", "discretised", "multidim", "frequency", "histogram", "graded") if f in set(df["family"])
+    ]
     heights = [max(2.0, 0.28 * df[df["family"] == f]["subject"].nunique()) for f in fams]
-    fig, axes = plt.subplots(len(fams), 1, figsize=(9, sum(heights) + 1.5), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
+    fig, axes = plt.subplots(
+        len(fams), 1, figsize=(9, sum(heights) + 1.5), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
     cap = 30.0
     for ax, fam in zip(axes[:, 0], fams):
         g = df[df["family"] == fam]
@@ -476,8 +594,9 @@ def plot_audit(df, png, svg=None) -> None:
             ex = min(r["exact_loss"] / r["eps_claimed"], cap)
             ax.plot(ex, y, "o", color="#d62728" if r["verdict"] == "violated" else "#1f77b4", ms=4, alpha=0.7)
             if np.isfinite(r["eps_empirical"]):
-                ax.plot(min(max(r["eps_empirical"] / r["eps_claimed"], 1e-2), cap), y, "^", color="#2ca02c",
-                        ms=4, alpha=0.6)
+                ax.plot(
+                    min(max(r["eps_empirical"] / r["eps_claimed"], 1e-2), cap), y, "^", color="#2ca02c", ms=4, alpha=0.6
+                )
         ax.axvline(1.0, color="black", lw=1)
         ax.set_xscale("log")
         ax.set_xlim(0.3, cap * 1.2)

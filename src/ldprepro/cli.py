@@ -31,8 +31,11 @@ def run(cores: str, extra: list[str], workdir: Path = Path(".")) -> int:
 def main(argv: list[str] | None = None) -> int:
     """``ldprepro run [--cores N] [--] [snakemake arguments ...]``."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(prog="ldprepro", description=__doc__.splitlines()[0],
-                                     usage="ldprepro run [--cores N] [--] [snakemake arguments ...]")
+    parser = argparse.ArgumentParser(
+        prog="ldprepro",
+        description=__doc__.splitlines()[0],
+        usage="ldprepro run [--cores N] [--] [snakemake arguments ...]",
+    )
     if not argv or argv[0] != "run":
         parser.error("the only command is `run`")
     rest, cores = argv[1:], "all"

@@ -299,8 +299,9 @@ class GRR(FrequencyOracle):
         rest = int(c.sum()) - kept.sum(axis=-1)
         return kept + rng.multinomial(rest, np.full(self.k, 1.0 / self.k))
 
-    def sample_support_counts_per_value(self, true_counts: Any, rng: np.random.Generator,
-                                        size: int | None = None) -> np.ndarray:
+    def sample_support_counts_per_value(
+        self, true_counts: Any, rng: np.random.Generator, size: int | None = None
+    ) -> np.ndarray:
         """Σ_x Multinomial(c_x, channel[x]): the O(k²) reference form of :meth:`sample_support_counts`."""
         c = _check_true_counts(true_counts, self.k)
         ch = self.channel

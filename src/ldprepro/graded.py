@@ -26,8 +26,9 @@ private level with the largest budget ε_1). μ ("number of data reuses") is 1-b
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -98,7 +99,7 @@ class GradedLevels:
     @classmethod
     def from_base_eps(
         cls, eps: float, k: int = 5, multipliers: Iterable[float] | None = None, edges: Iterable[float] | None = None
-    ) -> "GradedLevels":
+    ) -> GradedLevels:
         """k equal intervals (unless ``edges`` given) with budgets ``eps * multipliers``;
         default multipliers (k, k-1, ..., 1), i.e. {5ε, 4ε, 3ε, 2ε, ε} for k = 5."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -284,7 +285,9 @@ class LHP:
         if np.any((sa != 1) & (sa != -1)):
             raise ValueError(f"v* must be +1 or -1, got {sa[(sa != 1) & (sa != -1)].flat[0].item()!r}")
         if np.any((t < 0) | (t >= self.k)):
-            raise ValueError(f"level index t* must lie in 0..{self.k - 1}, got {t[(t < 0) | (t >= self.k)].flat[0].item()!r}")
+            raise ValueError(
+                f"level index t* must lie in 0..{self.k - 1}, got {t[(t < 0) | (t >= self.k)].flat[0].item()!r}"
+            )
         g = self.levels.level_channel[self.levels.level_of(va), t]
         c = 2.0 * self.levels.keep_probs[t] - 1.0
         return g * (1.0 + sa * va * c) / 2.0
@@ -490,9 +493,7 @@ def lhp_report_counts(t_star: Any, v_star: Any, k: int) -> np.ndarray:
     return np.bincount(2 * t + (s > 0), minlength=2 * k).reshape(k, 2).astype(np.int64)
 
 
-def lhp_sample_counts(
-    v: Any, levels: GradedLevels, rng: np.random.Generator, size: int | None = None
-) -> np.ndarray:
+def lhp_sample_counts(v: Any, levels: GradedLevels, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
     """Exact sampler of the per-level LHP report counts (shape (k, 2), or (size, k, 2)).
 
     Same as ``sort_by_level(v, levels).sample_counts(rng, size)``; a job that draws many
@@ -513,10 +514,10 @@ class LevelSortedData:
     distinct values with their multiplicities, sorted by level. Built by :func:`sort_by_level`."""
 
     levels: GradedLevels
-    prob_plus: np.ndarray      # (1 + v)/2 per user, or per distinct value, in level order
+    prob_plus: np.ndarray  # (1 + v)/2 per user, or per distinct value, in level order
     weights: np.ndarray | None  # multiplicity of each distinct value (None: one entry per user)
-    bounds: np.ndarray          # entries of level l are prob_plus[bounds[l]:bounds[l+1]]
-    level_sizes: np.ndarray     # users per level
+    bounds: np.ndarray  # entries of level l are prob_plus[bounds[l]:bounds[l+1]]
+    level_sizes: np.ndarray  # users per level
 
     def sample_counts(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
         """Exact sampler of the per-level LHP report counts (shape (k, 2), or (size, k, 2)).

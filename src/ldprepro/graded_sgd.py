@@ -62,8 +62,11 @@ class GradedGradientCollector:
             raise ValueError(f"component_rule must be one of {COMPONENT_RULES}, got {self.component_rule!r}")
         base = float(self.levels.eps.min())  # the most private level's budget, ε
         self._flat = get_mechanism(self.mechanism, base) if self.mechanism in ("harmony", "pm") else None
-        self._per_level = ([get_mechanism(self.mechanism.removesuffix("_at_level"), float(e)) for e in self.levels.eps]
-                           if self.mechanism.endswith("_at_level") else None)
+        self._per_level = (
+            [get_mechanism(self.mechanism.removesuffix("_at_level"), float(e)) for e in self.levels.eps]
+            if self.mechanism.endswith("_at_level")
+            else None
+        )
         self._laplace = GradedLaplace(self.levels)
         self._lhp = LHP(self.levels)
 
@@ -118,8 +121,9 @@ def mean_budget_factor(level: np.ndarray, levels: GradedLevels) -> float:
     return float((levels.eps / levels.eps.min())[level].mean())
 
 
-def component_levels(X: np.ndarray, y: np.ndarray, levels: GradedLevels, intercept_column: int | None,
-                     intercept_level: str = "target") -> np.ndarray:
+def component_levels(
+    X: np.ndarray, y: np.ndarray, levels: GradedLevels, intercept_column: int | None, intercept_level: str = "target"
+) -> np.ndarray:
     """(n, D) privacy level of each gradient component: the level of the user's attribute value x_j;
     for the intercept column the level of y (``"target"`` [U]) or the most private level."""
     src = np.array(X, dtype=float, copy=True)

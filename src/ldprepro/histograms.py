@@ -26,8 +26,9 @@ which two inputs differ are uploaded, where the likelihood ratio is (p/q)² = e^
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

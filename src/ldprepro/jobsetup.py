@@ -15,8 +15,14 @@ import os
 import sys
 import time
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 CONSOLE_EVERY_S = 60.0
 
 log = logging.getLogger("ldprepro")
@@ -55,8 +61,9 @@ def pin_threads(threads: int) -> None:
 def start(smk) -> logging.Logger:
     """Set up a job: threads, log file, warnings. ``smk`` is the script's ``snakemake`` object."""
     pin_threads(getattr(smk, "threads", 1) or 1)
-    name = smk.rule + ("" if not dict(smk.wildcards.items()) else
-                       "[" + ", ".join(f"{k}={v}" for k, v in smk.wildcards.items()) + "]")
+    name = smk.rule + (
+        "" if not dict(smk.wildcards.items()) else "[" + ", ".join(f"{k}={v}" for k, v in smk.wildcards.items()) + "]"
+    )
     _state.update(name=name, last_console=time.monotonic(), t0=time.monotonic())
     root = logging.getLogger()
     root.setLevel(logging.INFO)

@@ -25,8 +25,25 @@ LREMH = "lremh"
 
 # Keys of a figure entry (and of its panels / cities / experiments) that only change how results
 # are drawn or described. A compute job never receives them, so editing them reruns only rendering.
-PRESENTATION_KEYS = frozenset({"title", "ylabel", "xlabel", "yscale", "xscale", "x", "caption", "label",
-                               "labels", "colour", "colours", "color", "colors", "legend", "focus_city"})
+PRESENTATION_KEYS = frozenset(
+    {
+        "title",
+        "ylabel",
+        "xlabel",
+        "yscale",
+        "xscale",
+        "x",
+        "caption",
+        "label",
+        "labels",
+        "colour",
+        "colours",
+        "color",
+        "colors",
+        "legend",
+        "focus_city",
+    }
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -40,8 +57,10 @@ def figure_cities(bshp: dict, figure: str, entry: dict) -> dict[str, dict]:
     cities = bshp.get("cities", {})
     unknown = [c for c in entry["cities"] if c not in cities]
     if unknown:
-        raise ValueError(f"config.yaml: bshp.{figure}.cities names {unknown}, which are not under bshp.cities "
-                         f"(known: {sorted(cities)})")
+        raise ValueError(
+            f"config.yaml: bshp.{figure}.cities names {unknown}, which are not under bshp.cities "
+            f"(known: {sorted(cities)})"
+        )
     if entry["kind"] == "values" and len(entry["cities"]) != 1:
         raise ValueError(f"config.yaml: bshp.{figure} (kind: values) draws one city, got {entry['cities']}")
     focus = entry.get("focus_city")
@@ -108,7 +127,7 @@ def _dotted(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports(path: Path, root: Path) -> tuple[Path, ...]:
     """Package files that ``path`` imports directly (absolute ``ldprepro.x`` and relative imports),
     plus the ``__init__.py`` of every package on the way."""
@@ -158,7 +177,7 @@ def code_files(script: str | os.PathLike) -> list[Path]:
     return sorted(seen)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def code_hash(script: str | os.PathLike) -> str:
     """sha256 (16 hex digits) of the package source a script runs: given to the job as a param,
     so that Snakemake reruns it when that code changes (it watches only the script itself)."""
@@ -207,14 +226,19 @@ def lock_hint(workdir: str | os.PathLike = ".") -> str | None:
     mains = {p: c for p, c in procs.items() if ".snakemake/scripts" not in c and "--target-jobs" not in c}
     jobs = sorted(set(procs) - set(mains))
     if mains:
-        return (f"Another Snakemake is running in {workdir} (pid {', '.join(map(str, sorted(mains)))}); "
-                "wait for it to finish. Two runs must not build the same files at once.")
-    msg = (f"A previous Snakemake run in {workdir} was killed and left its lock in .snakemake/locks. ")
+        return (
+            f"Another Snakemake is running in {workdir} (pid {', '.join(map(str, sorted(mains)))}); "
+            "wait for it to finish. Two runs must not build the same files at once."
+        )
+    msg = f"A previous Snakemake run in {workdir} was killed and left its lock in .snakemake/locks. "
     if jobs:
         msg += f"Its jobs are still running as orphans: first run `kill {' '.join(map(str, jobs))}`, then "
     else:
         msg += "Run "
-    return msg + "`snakemake --unlock`, then your command again (incomplete files are rebuilt by the profile's rerun-incomplete)."
+    return (
+        msg
+        + "`snakemake --unlock`, then your command again (incomplete files are rebuilt by the profile's rerun-incomplete)."
+    )
 
 
 def summary_lines(unavailable: dict[str, str], figures: list[dict]) -> list[str]:
@@ -230,6 +254,8 @@ def summary_lines(unavailable: dict[str, str], figures: list[dict]) -> list[str]
         lines.append("  Figures drawn with 'not available' panels: " + ", ".join(partial))
     if none:
         lines.append("  Figures with no obtainable panel (every panel 'not available'): " + ", ".join(none))
-    lines.append("  (Recorded in results/availability.json; after adding data or a network, run "
-                 "`snakemake --cores N --config refresh_availability=true`.)")
+    lines.append(
+        "  (Recorded in results/availability.json; after adding data or a network, run "
+        "`snakemake --cores N --config refresh_availability=true`.)"
+    )
     return lines

@@ -25,8 +25,15 @@ STYLE_FILE = Path(__file__).with_name("ldprepro.mplstyle")
 #: Okabe–Ito colours (black, orange, sky blue, bluish green, blue, vermillion, reddish purple) and
 #: Paul Tol's indigo and a neutral grey.
 PALETTE = {
-    "black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9", "green": "#009E73",
-    "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "indigo": "#332288", "grey": "#7F7F7F",
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "green": "#009E73",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+    "indigo": "#332288",
+    "grey": "#7F7F7F",
 }
 
 #: name -> (label, colour, marker); the same in every figure of every paper. Variants of a method
@@ -65,11 +72,11 @@ MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
 #: line style per kind of curve: the measured method, and its variants (same colour and marker)
 LINESTYLE = {
     "base": "-",
-    "at_level": "-.",        # a budget-matched reference: dash-dot, hollow markers
-    "discretised": ":",      # the discretised post-processing (Zhao et al. Alg. 5)
-    "converged": "--",       # EM run to convergence: dashed, hollow markers
-    "unclipped": "--",       # HierA without clipping
-    "theory": (0, (4, 2)),   # an exact closed form: thin dashes, no markers
+    "at_level": "-.",  # a budget-matched reference: dash-dot, hollow markers
+    "discretised": ":",  # the discretised post-processing (Zhao et al. Alg. 5)
+    "converged": "--",  # EM run to convergence: dashed, hollow markers
+    "unclipped": "--",  # HierA without clipping
+    "theory": (0, (4, 2)),  # an exact closed form: thin dashes, no markers
 }
 #: minimum CIELAB (CIE76) distance between the colours of two mechanisms drawn in one figure
 MIN_COLOUR_DISTANCE = 25.0
@@ -130,8 +137,17 @@ def not_available_panel(ax, title: str, reason: str) -> None:
     """Turn ``ax`` into a one-line notice "<title> — not available: <short reason>" (the full reason
     stays in the claims table and the report)."""
     # the notice may run past a narrow panel: it must not shrink the real panels (constrained layout)
-    ax.text(0.0, 0.5, f"{title} — not available: {short_reason(reason)}", ha="left",
-            va="center", transform=ax.transAxes, fontsize="small", color="#8b0000", clip_on=False).set_in_layout(False)
+    ax.text(
+        0.0,
+        0.5,
+        f"{title} — not available: {short_reason(reason)}",
+        ha="left",
+        va="center",
+        transform=ax.transAxes,
+        fontsize="small",
+        color="#8b0000",
+        clip_on=False,
+    ).set_in_layout(False)
     ax.set_gid(f"not available: {title}")
     ax.set_axis_off()
 
@@ -141,7 +157,7 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
     as 8×10⁻¹."""
     from matplotlib.ticker import FuncFormatter
 
-    lo, hi = (ax.get_ylim() if axis == "y" else ax.get_xlim())
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     if lo > 0 and hi / lo < 100:
         target = ax.yaxis if axis == "y" else ax.xaxis
         fmt = FuncFormatter(lambda v, _: f"{v:.3g}")
@@ -169,9 +185,12 @@ def shared_legend(fig, axes, extra=(), where: str = "right") -> None:
         return
     constrained = type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
     if constrained:
-        fig.legend(list(seen.values()), list(seen), loc="outside lower center" if where == "below" else
-                   "outside right center", ncol=max(1, min(len(seen), int(fig.get_figwidth() // 2.4)))
-                   if where == "below" else 1)
+        fig.legend(
+            list(seen.values()),
+            list(seen),
+            loc="outside lower center" if where == "below" else "outside right center",
+            ncol=max(1, min(len(seen), int(fig.get_figwidth() // 2.4))) if where == "below" else 1,
+        )
     elif where == "below":
         ncol = max(1, min(len(seen), int(fig.get_figwidth() // 2.4)))
         fig.legend(list(seen.values()), list(seen), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
@@ -179,7 +198,7 @@ def shared_legend(fig, axes, extra=(), where: str = "right") -> None:
         fig.legend(list(seen.values()), list(seen), loc="center left", bbox_to_anchor=(1.0, 0.5))
 
 
-def ratio_to_best(curves: dict) -> tuple[dict, "np.ndarray"]:
+def ratio_to_best(curves: dict) -> tuple[dict, np.ndarray]:
     """Ratio-to-best curves from summary means. ``curves``: key -> (x, mean, ci_low, ci_high) arrays.
     Best = the lowest mean at each x among the curves; returns key -> (x, ratio, low, high) (the CI
     bounds divided by the same best mean) and the sorted x grid."""
@@ -215,8 +234,7 @@ def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
     top = 1.0
     for key, (x, r, lo, hi) in ratios.items():
         st = styles[key]
-        ax.plot(x, r, color=st["color"], ls=st.get("ls", "-"), marker=st.get("marker"), mfc=st.get("mfc"),
-                ms=3)
+        ax.plot(x, r, color=st["color"], ls=st.get("ls", "-"), marker=st.get("marker"), mfc=st.get("mfc"), ms=3)
         ax.fill_between(x, lo, hi, color=st["color"], alpha=0.08, lw=0)
         finite = r[np.isfinite(r) & (r <= cap)]
         top = max(top, float(finite.max()) if len(finite) else top)

@@ -23,16 +23,23 @@ GLANCE_END = "<!-- results-at-a-glance:end -->"
 
 
 def _page(title: str, body: str) -> str:
-    style = ("body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
-             "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top} th{background:#eee}")
-    return f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head>" \
-           f"<body><h2>{html.escape(title)}</h2>{body}</body></html>"
+    style = (
+        "body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+        "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top} th{background:#eee}"
+    )
+    return (
+        f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head>"
+        f"<body><h2>{html.escape(title)}</h2>{body}</body></html>"
+    )
 
 
 def claims_table(paths) -> pd.DataFrame:
     frames = [pd.read_parquet(p) for p in paths]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["paper", "figure", "claim", "verdict", "evidence"])
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["paper", "figure", "claim", "verdict", "evidence"])
+    )
 
 
 def claims_html(paths) -> str:
@@ -41,23 +48,41 @@ def claims_html(paths) -> str:
 
 
 def audit_html(audit: pd.DataFrame) -> str:
-    cols = ["family", "subject", "eps_claimed", "exact_loss", "eps_empirical", "tpr", "fpr", "trials",
-            "verdict", "presented_as_ldp", "claim_source", "notes"]
-    return _page("Privacy audit: claimed vs exact vs empirical ε",
-                 audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"))
+    cols = [
+        "family",
+        "subject",
+        "eps_claimed",
+        "exact_loss",
+        "eps_empirical",
+        "tpr",
+        "fpr",
+        "trials",
+        "verdict",
+        "presented_as_ldp",
+        "claim_source",
+        "notes",
+    ]
+    return _page(
+        "Privacy audit: claimed vs exact vs empirical ε",
+        audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"),
+    )
 
 
 def data_cards_html(cards: list[dict], unavailable: dict | None = None) -> str:
     """One section per dataset: its data card, or why it could not be obtained here."""
     parts = []
     for card in cards:
-        summary = {k: card.get(k) for k in ("dataset", "description", "source", "licence",
-                                             "rows_before_cleaning", "rows_after_cleaning")}
+        summary = {
+            k: card.get(k)
+            for k in ("dataset", "description", "source", "licence", "rows_before_cleaning", "rows_after_cleaning")
+        }
         cols = pd.DataFrame(card.get("columns", []))
-        parts.append(f"<h3>{html.escape(str(card.get('dataset')))}</h3>"
-                     + pd.DataFrame([summary]).to_html(index=False)
-                     + f"<p>dropped: {html.escape(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
-                     + (cols.to_html(index=False) if len(cols) else ""))
+        parts.append(
+            f"<h3>{html.escape(str(card.get('dataset')))}</h3>"
+            + pd.DataFrame([summary]).to_html(index=False)
+            + f"<p>dropped: {html.escape(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
+            + (cols.to_html(index=False) if len(cols) else "")
+        )
     for name, reason in sorted((unavailable or {}).items()):
         parts.append(f"<h3>{html.escape(name)}</h3><p><b>not available here</b>: {html.escape(reason)}</p>")
     return _page("Data cards", "".join(parts))
@@ -95,16 +120,20 @@ def provenance_html(config: dict, benchmark_files, figures: list[dict] | None = 
     status = pd.DataFrame(figures or [], columns=["paper", "figure", "title", "status", "reason"])
     import yaml
 
-    body = ("<h3>Scale and seeds</h3>"
-            f"<p>scale: <b>{html.escape(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
-            "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
-            "<h3>Figures: built, partial (some panels 'not available'), not reproducible here</h3>"
-            + status.to_html(index=False)
-            + "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
-            + times.to_html(index=False, float_format="%.1f")
-            + "<h3>Package versions</h3>" + versions.to_html(index=False)
-            + "<h3>Configuration</h3><pre>" + html.escape(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
-            + "</pre>")
+    body = (
+        "<h3>Scale and seeds</h3>"
+        f"<p>scale: <b>{html.escape(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
+        "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
+        "<h3>Figures: built, partial (some panels 'not available'), not reproducible here</h3>"
+        + status.to_html(index=False)
+        + "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
+        + times.to_html(index=False, float_format="%.1f")
+        + "<h3>Package versions</h3>"
+        + versions.to_html(index=False)
+        + "<h3>Configuration</h3><pre>"
+        + html.escape(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        + "</pre>"
+    )
     return _page("Provenance", body)
 
 
@@ -113,14 +142,19 @@ def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
     verdicts of its claims. ``figures``: dicts with paper, figure, title, status, reason."""
     from .verdict_tables import verdict_counts
 
-    lines = ["| paper | figure | status | verdicts on the paper's data (reproductions) | verdicts on our stand-ins "
-             "(extension) | thumbnail |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| paper | figure | status | verdicts on the paper's data (reproductions) | verdicts on our stand-ins "
+        "(extension) | thumbnail |",
+        "|---|---|---|---|---|---|",
+    ]
     for f in figures:
         c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
         status = f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
         thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
-        lines.append(f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdict_counts(c, 'paper')} | "
-                     f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |")
+        lines.append(
+            f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdict_counts(c, 'paper')} | "
+            f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ are built by ``ldprepro.verdicts``.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd

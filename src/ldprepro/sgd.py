@@ -16,7 +16,7 @@ Losses (labels ±1 for classification), with regulariser (λ/2)‖θ‖²:
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,9 +58,20 @@ def learning_rate(schedule: str, t: int, n_iter: int, eta0: float) -> float:
     raise ValueError(f"unknown learning-rate schedule {schedule!r}")
 
 
-def ldp_sgd(X: np.ndarray, y: np.ndarray, model: str, perturb: Callable | None, G: int, lam: float,
-            schedule: str, eta0: float, rng: np.random.Generator, clip: float = 1.0,
-            aggregate: Callable | None = None, side: np.ndarray | None = None) -> np.ndarray:
+def ldp_sgd(
+    X: np.ndarray,
+    y: np.ndarray,
+    model: str,
+    perturb: Callable | None,
+    G: int,
+    lam: float,
+    schedule: str,
+    eta0: float,
+    rng: np.random.Generator,
+    clip: float = 1.0,
+    aggregate: Callable | None = None,
+    side: np.ndarray | None = None,
+) -> np.ndarray:
     """Single-pass mini-batch SGD; ``perturb(matrix, rng)`` privatises a group's clipped gradients
     (None: non-private) and the server averages them. Alternatively ``aggregate(matrix, side_rows,
     rng)`` returns the server's estimate of the group's mean gradient directly, given per-user side
@@ -126,7 +137,7 @@ class _SampledCollector:
         self.mechanism = mechanism
         self._j, self._next = None, 0
 
-    def __call__(self, grads: "GroupGradients", rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         F, S, _ = grads.shape
         k = self.mechanism.k
         if self._j is None or self._j.shape[1:] != (F, S, k) or self._next == self._j.shape[0]:
@@ -153,8 +164,19 @@ def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> C
     return lambda grads, rows, rng: mechanism.group_means(grads.full(), rng)
 
 
-def ldp_sgd_fits(X: np.ndarray, y: np.ndarray, orders: list[np.ndarray], model: str, collect: Callable, G: int,
-                 lam: float, schedule: str, eta0: float, rng: np.random.Generator, clip: float = 1.0) -> np.ndarray:
+def ldp_sgd_fits(
+    X: np.ndarray,
+    y: np.ndarray,
+    orders: list[np.ndarray],
+    model: str,
+    collect: Callable,
+    G: int,
+    lam: float,
+    schedule: str,
+    eta0: float,
+    rng: np.random.Generator,
+    clip: float = 1.0,
+) -> np.ndarray:
     """F single-pass mini-batch SGD fits at once; returns θ of shape (F, d).
 
     ``orders[f]``: the rows of X that fit f trains on, in the order it visits them (its shuffled
@@ -165,8 +187,9 @@ def ldp_sgd_fits(X: np.ndarray, y: np.ndarray, orders: list[np.ndarray], model: 
     sizes = np.array([len(o) for o in orders])
     size = np.minimum(G, sizes)
     if F > 1 and np.unique(size).size > 1:
-        return np.concatenate([ldp_sgd_fits(X, y, [o], model, collect, G, lam, schedule, eta0, rng, clip)
-                               for o in orders])
+        return np.concatenate(
+            [ldp_sgd_fits(X, y, [o], model, collect, G, lam, schedule, eta0, rng, clip) for o in orders]
+        )
     S = int(size[0])
     n_iter = np.where(G <= sizes, np.maximum(1, sizes // max(G, 1)), 1)
     T = int(n_iter.max())

@@ -19,8 +19,7 @@ from .io import atomic_write_text
 UNAVAILABLE_DIR = Path("logs") / "unavailable"
 
 
-def record_unavailable(dataset: str, reason: str, target: str | None = None,
-                       root: str | os.PathLike = ".") -> Path:
+def record_unavailable(dataset: str, reason: str, target: str | None = None, root: str | os.PathLike = ".") -> Path:
     """Write ``logs/unavailable/<dataset>.json`` with the reason."""
     path = Path(root) / UNAVAILABLE_DIR / f"{dataset}.json"
     record = {"dataset": dataset, "reason": reason, "target": target}

@@ -26,8 +26,8 @@ correction and fixes the verdicts. Tests on constructed cases: tests/test_verdic
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,8 +38,25 @@ POWER = 0.80
 VERDICTS = ("holds", "does not hold", "inconclusive", "not testable")
 KINDS = ("closed-form", "pairwise", "win-over-set", "range", "trend", "equivalence")
 DATA_ROLES = ("paper", "substitute", "theory")
-CLAIM_COLUMNS = ["paper", "figure", "claim", "scope", "kind", "test", "effect", "ci_low", "ci_high",
-                 "p_value", "p_holm", "n_reps", "mde", "reps_needed", "data_role", "verdict", "evidence"]
+CLAIM_COLUMNS = [
+    "paper",
+    "figure",
+    "claim",
+    "scope",
+    "kind",
+    "test",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "n_reps",
+    "mde",
+    "reps_needed",
+    "data_role",
+    "verdict",
+    "evidence",
+]
 #: Above this many pairs the Hodges–Lehmann interval (O(n²) Walsh averages) is replaced by the
 #: t interval, which the central limit theorem makes accurate at that size.
 _HL_MAX_N = 2000
@@ -131,8 +148,7 @@ def _location_test(d: np.ndarray, alpha: float = ALPHA) -> tuple[str, float, flo
     return "Wilcoxon signed-rank", est, lo, hi, p
 
 
-def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = True,
-                 alpha: float = ALPHA) -> Point:
+def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = True, alpha: float = ALPHA) -> Point:
     """Paired comparison of per-repetition metrics ``a`` and ``b`` (same repetition index ⇒ same
     users, same split). ``log``: test the log-ratios and report the ratio A/B (for errors spanning
     decades); else the differences A − B. ``claim_a_lower``: the claim says A's metric is lower."""
@@ -145,8 +161,17 @@ def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = Tr
     a, b = a[ok], b[ok]
     n = a.size
     if n < 2:
-        return Point(label, "paired test (too few repetitions)", math.nan, math.nan, math.nan, math.nan,
-                     False, n, null=1.0 if log else 0.0)
+        return Point(
+            label,
+            "paired test (too few repetitions)",
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            False,
+            n,
+            null=1.0 if log else 0.0,
+        )
     d = np.log(a) - np.log(b) if log else a - b
     name, est, lo, hi, p = _location_test(d, alpha)
     sd = float(d.std(ddof=1))
@@ -154,8 +179,7 @@ def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = Tr
     favours = est < 0 if claim_a_lower else est > 0
     if log:
         name += " on log-ratios"
-        return Point(label, name, math.exp(est), math.exp(lo), math.exp(hi), p, favours, n, sd,
-                     math.exp(mde), null=1.0)
+        return Point(label, name, math.exp(est), math.exp(lo), math.exp(hi), p, favours, n, sd, math.exp(mde), null=1.0)
     return Point(label, name + " on differences", est, lo, hi, p, favours, n, sd, mde, null=0.0)
 
 
@@ -173,8 +197,9 @@ def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha:
     a, b = a[ok], b[ok]
     n = a.size
     if n < 2 or a.mean() <= 0 or b.mean() <= 0:
-        return Point(label, "ratio of means (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, n,
-                     null=1.0)
+        return Point(
+            label, "ratio of means (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, n, null=1.0
+        )
     est = math.log(a.mean()) - math.log(b.mean())
     infl = a / a.mean() - b / b.mean()
     sd = float(infl.std(ddof=1))
@@ -187,12 +212,24 @@ def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha:
         p = float(2 * stats.t.sf(abs(est) / se, n - 1))
         lo, hi = est - tq * se, est + tq * se
     favours = est < 0 if claim_a_lower else est > 0
-    return Point(label, "ratio of means, paired delta-method t", math.exp(est), math.exp(lo), math.exp(hi), p,
-                 favours, n, sd, math.exp(_mde_test_scale(sd, n, alpha)), null=1.0)
+    return Point(
+        label,
+        "ratio of means, paired delta-method t",
+        math.exp(est),
+        math.exp(lo),
+        math.exp(hi),
+        p,
+        favours,
+        n,
+        sd,
+        math.exp(_mde_test_scale(sd, n, alpha)),
+        null=1.0,
+    )
 
 
-def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, means: bool = False,
-                      alpha: float = ALPHA) -> Point:
+def equivalence_point(
+    a, b, label: str, margin: float, *, log: bool = True, means: bool = False, alpha: float = ALPHA
+) -> Point:
     """TOST: is the paired effect within ±``margin`` (a ratio within [1/margin, margin] when
     ``log``)? ``p_value`` is the larger one-sided p (equivalence holds when < α); ``favours`` is
     True when the 90 % interval lies inside the margin. A significant result against equivalence
@@ -223,13 +260,25 @@ def equivalence_point(a, b, label: str, margin: float, *, log: bool = True, mean
     conv = math.exp if log else (lambda v: v)
     on = "the ratio of means" if log and means else ("log-ratios" if log else "differences")
     test = f"TOST (margin {'×' if log else '±'}{margin:g}) on {on}"
-    return Point(label, test, conv(mean), conv(lo), conv(hi), p_eq, bool(p_eq < alpha), n, sd,
-                 conv(_mde_test_scale(sd, n, alpha)), null=1.0 if log else 0.0,
-                 note=f"non-equivalence p = {p_out:.3g}" + (" (significant)" if p_out < alpha else ""))
+    return Point(
+        label,
+        test,
+        conv(mean),
+        conv(lo),
+        conv(hi),
+        p_eq,
+        bool(p_eq < alpha),
+        n,
+        sd,
+        conv(_mde_test_scale(sd, n, alpha)),
+        null=1.0 if log else 0.0,
+        note=f"non-equivalence p = {p_out:.3g}" + (" (significant)" if p_out < alpha else ""),
+    )
 
 
-def proportion_equivalence_point(successes: int, n: int, p_exact: float, label: str, margin: float,
-                                 alpha: float = ALPHA) -> Point:
+def proportion_equivalence_point(
+    successes: int, n: int, p_exact: float, label: str, margin: float, alpha: float = ALPHA
+) -> Point:
     """TOST on a binomial proportion against its exact value: is p̂/p within [1/margin, margin]?
     Normal approximation on the log scale (se of log p̂ ≈ √((1 − p)/(n·p)))."""
     if n <= 0 or not 0 < p_exact < 1:
@@ -239,13 +288,30 @@ def proportion_equivalence_point(successes: int, n: int, p_exact: float, label: 
     m = math.log(margin)
     p_eq = float(max(stats.norm.sf((est + m) / se), stats.norm.cdf((est - m) / se)))
     half = _z(1 - alpha) * se
-    return Point(label, f"TOST on a proportion (margin ×{margin:g})", math.exp(est), math.exp(est - half),
-                 math.exp(est + half), p_eq, bool(p_eq < alpha), int(n), se * math.sqrt(n),
-                 math.exp(_mde_test_scale(se * math.sqrt(n), int(n), alpha)), null=1.0)
+    return Point(
+        label,
+        f"TOST on a proportion (margin ×{margin:g})",
+        math.exp(est),
+        math.exp(est - half),
+        math.exp(est + half),
+        p_eq,
+        bool(p_eq < alpha),
+        int(n),
+        se * math.sqrt(n),
+        math.exp(_mde_test_scale(se * math.sqrt(n), int(n), alpha)),
+        null=1.0,
+    )
 
 
-def trend_point(table: pd.DataFrame, label: str, *, decreasing: bool = True, log: bool = True,
-                log_x: bool = False, alpha: float = ALPHA) -> Point:
+def trend_point(
+    table: pd.DataFrame,
+    label: str,
+    *,
+    decreasing: bool = True,
+    log: bool = True,
+    log_x: bool = False,
+    alpha: float = ALPHA,
+) -> Point:
     """Trend of a metric in a parameter: ``table`` has one row per repetition and one column per
     parameter value. Regression of the (log) metric on the parameter with the repetition as a
     blocking factor (values demeaned within each repetition); effect = slope with its t interval,
@@ -260,8 +326,9 @@ def trend_point(table: pd.DataFrame, label: str, *, decreasing: bool = True, log
     x = np.log(x_vals) if log_x else x_vals
     r, k = y.shape
     if r < 2 or k < 2:
-        return Point(label, "blocked regression slope (too few repetitions)", math.nan, math.nan, math.nan,
-                     math.nan, False, r)
+        return Point(
+            label, "blocked regression slope (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, r
+        )
     yc = y - y.mean(axis=1, keepdims=True)
     xc = np.broadcast_to(x - x.mean(), y.shape)
     sxx = float((xc**2).sum())
@@ -276,22 +343,45 @@ def trend_point(table: pd.DataFrame, label: str, *, decreasing: bool = True, log
     scale = ("log " if log else "") + "metric per unit " + ("log " if log_x else "") + "parameter"
     favours = slope < 0 if decreasing else slope > 0
     # sd of one repetition's slope-equivalent, for the power formula: se·√r
-    return Point(label, f"blocked regression slope ({scale})", slope, slope - tq * se, slope + tq * se, p,
-                 favours, r, se * math.sqrt(r), mde, null=0.0)
+    return Point(
+        label,
+        f"blocked regression slope ({scale})",
+        slope,
+        slope - tq * se,
+        slope + tq * se,
+        p,
+        favours,
+        r,
+        se * math.sqrt(r),
+        mde,
+        null=0.0,
+    )
 
 
-def exact_point(label: str, holds: bool, effect: float = math.nan, test: str = "exact computation",
-                note: str = "") -> Point:
+def exact_point(
+    label: str, holds: bool, effect: float = math.nan, test: str = "exact computation", note: str = ""
+) -> Point:
     """A point decided by exact computation (closed forms, exact pmf/pdf): no p-value."""
-    return Point(label, test, effect, effect, effect, None, bool(holds), 0, exact=True, refutes=not holds,
-                 note=note)
+    return Point(label, test, effect, effect, effect, None, bool(holds), 0, exact=True, refutes=not holds, note=note)
 
 
 def tie_point(label: str, note: str) -> Point:
     """Two mechanisms with the same output law at this point: an exact tie, which refutes any
     strict-win claim."""
-    return Point(label, "identical output laws (exact)", 1.0, 1.0, 1.0, None, False, 0, exact=True,
-                 refutes=True, note=note, null=1.0)
+    return Point(
+        label,
+        "identical output laws (exact)",
+        1.0,
+        1.0,
+        1.0,
+        None,
+        False,
+        0,
+        exact=True,
+        refutes=True,
+        note=note,
+        null=1.0,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,17 +441,24 @@ class Claim:
             raise ValueError(f"claim {self.claim!r}: data_role must be one of {DATA_ROLES}, got {self.data_role!r}")
 
 
-def not_testable(paper: str, figure: str, claim: str, scope: str, kind: str, reason: str,
-                 data_role: str = "paper") -> dict:
+def not_testable(
+    paper: str, figure: str, claim: str, scope: str, kind: str, reason: str, data_role: str = "paper"
+) -> dict:
     """The row of a claim whose data cannot be obtained here."""
-    return _row(Claim(paper, figure, claim, scope, kind, data_role), test="—", verdict="not testable",
-                evidence=reason)
+    return _row(Claim(paper, figure, claim, scope, kind, data_role), test="—", verdict="not testable", evidence=reason)
 
 
 def _row(c: Claim, **values) -> dict:
     row = {col: None for col in CLAIM_COLUMNS}
-    row.update(paper=c.paper, figure=c.figure, claim=c.claim, scope=c.scope, kind=c.kind,
-               data_role=c.data_role, evidence=c.evidence)
+    row.update(
+        paper=c.paper,
+        figure=c.figure,
+        claim=c.claim,
+        scope=c.scope,
+        kind=c.kind,
+        data_role=c.data_role,
+        evidence=c.evidence,
+    )
     row.update(values)
     return row
 
@@ -393,13 +490,19 @@ def claim_row(c: Claim) -> dict:
     n_reps = int(max((p.n for p in tested), default=0)) or None
     if refuted:
         candidate, p_claim = "does not hold", None
-        lead = ("refuted by exact computation at " + ", ".join(p.label for p in refuted[:8])
-                + (f" (+{len(refuted) - 8})" if len(refuted) > 8 else ""))
+        lead = (
+            "refuted by exact computation at "
+            + ", ".join(p.label for p in refuted[:8])
+            + (f" (+{len(refuted) - 8})" if len(refuted) > 8 else "")
+        )
     elif against:
         candidate, p_claim = "does not hold", float(adj_of[id(worst)])
         lead = "significantly against the claim at " + ", ".join(p.label for p in against[:8])
-    elif tested and all(p.favours for p in tested) and all(np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA
-                                                            for p in tested):
+    elif (
+        tested
+        and all(p.favours for p in tested)
+        and all(np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA for p in tested)
+    ):
         candidate, p_claim = "holds", float(np.max(adj))
         lead = f"every point ({len(tested)}) significantly in the claim's favour"
     elif not tested:
@@ -408,7 +511,9 @@ def claim_row(c: Claim) -> dict:
     else:
         candidate, p_claim = "inconclusive", float(np.nanmax(adj)) if np.isfinite(adj).any() else None
         undecided = [p.label for p in tested if not (p.favours and adj_of[id(p)] < ALPHA)]
-        lead = "not decided at " + ", ".join(undecided[:8]) + (f" (+{len(undecided) - 8})" if len(undecided) > 8 else "")
+        lead = (
+            "not decided at " + ", ".join(undecided[:8]) + (f" (+{len(undecided) - 8})" if len(undecided) > 8 else "")
+        )
     mde, needed = None, None
     if tested:
         mde = worst.mde
@@ -418,11 +523,22 @@ def claim_row(c: Claim) -> dict:
         needed = reps_needed(worst.sd, delta) if delta is not None else math.inf
     evidence = lead + ". " + details + ("" if not c.evidence else ". " + c.evidence)
     if tested and np.isfinite(worst.theory):
-        evidence += f". The closed forms predict an effect of {_fmt(_from_test_scale(worst, worst.theory))} at {worst.label}"
-    return _row(c, test=tests, effect=shown.effect, ci_low=shown.ci_low, ci_high=shown.ci_high,
-                p_value=p_claim, n_reps=n_reps, mde=mde,
-                reps_needed=None if needed is None or not np.isfinite(needed) else float(needed),
-                verdict=candidate, evidence=evidence)
+        evidence += (
+            f". The closed forms predict an effect of {_fmt(_from_test_scale(worst, worst.theory))} at {worst.label}"
+        )
+    return _row(
+        c,
+        test=tests,
+        effect=shown.effect,
+        ci_low=shown.ci_low,
+        ci_high=shown.ci_high,
+        p_value=p_claim,
+        n_reps=n_reps,
+        mde=mde,
+        reps_needed=None if needed is None or not np.isfinite(needed) else float(needed),
+        verdict=candidate,
+        evidence=evidence,
+    )
 
 
 def _test_scale(pt: Point) -> float:
@@ -447,16 +563,18 @@ def finalize(rows: Iterable[dict]) -> pd.DataFrame:
     for i, r in df.iterrows():
         if r["verdict"] in ("holds", "does not hold") and pd.notna(r["p_value"]) and not r["p_holm"] < ALPHA:
             df.at[i, "verdict"] = "inconclusive"
-            df.at[i, "evidence"] = (f"not significant after Holm across the figure's claims (p_holm = "
-                                    f"{r['p_holm']:.3g}). " + r["evidence"])
+            df.at[i, "evidence"] = (
+                f"not significant after Holm across the figure's claims (p_holm = {r['p_holm']:.3g}). " + r["evidence"]
+            )
         if df.at[i, "verdict"] == "inconclusive":
             mde, need = r["mde"], r["reps_needed"]
             n_txt = "—" if pd.isna(r["n_reps"]) else str(int(r["n_reps"]))
-            df.at[i, "evidence"] += (f". Minimal detectable effect at n = {n_txt}: {_fmt(mde)}; "
-                                     + (f"about {int(need)} repetitions would detect the effect tested "
-                                        "(the closed forms' prediction where one is stated, else the observed one)"
-                                        if pd.notna(need) else "no finite number of repetitions would detect "
-                                        "a zero effect"))
+            df.at[i, "evidence"] += f". Minimal detectable effect at n = {n_txt}: {_fmt(mde)}; " + (
+                f"about {int(need)} repetitions would detect the effect tested "
+                "(the closed forms' prediction where one is stated, else the observed one)"
+                if pd.notna(need)
+                else "no finite number of repetitions would detect a zero effect"
+            )
     return validate_claims(df)
 
 

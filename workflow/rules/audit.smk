@@ -11,23 +11,23 @@ if "audit" in config:
     rule audit_family:
         output:
             "results/audit/{family}.parquet",
+        log:
+            "logs/audit/{family}.log",
+        benchmark:
+            "logs/benchmarks/audit/{family}.tsv"
         wildcard_constraints:
             family="|".join(AUDIT_FAMILIES),
+        group:
+            "audit"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("audit_family"),
         params:
             cfg=AUDIT,
             seed=config["seed"],
             code=code("audit_family.py"),
-        threads: 1
-        resources:
-            **res("audit_family"),
-        group:
-            "audit"
-        benchmark:
-            "logs/benchmarks/audit/{family}.tsv",
-        log:
-            "logs/audit/{family}.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/audit_family.py"
 
@@ -38,18 +38,18 @@ if "audit" in config:
             table="results/audit/audit.parquet",
             png=report_if_built("figures/audit/audit.png", caption="../report/audit.rst", category="audit"),
             svg="figures/audit/audit.svg",
-        params:
-            code=code("audit_table.py"),
+        log:
+            "logs/audit/audit.log",
+        benchmark:
+            "logs/benchmarks/audit/table.tsv"
+        group:
+            "audit"
+        conda:
+            "../../envs/ldprepro.yaml"
         threads: 1
         resources:
             **res("render"),
-        group:
-            "audit"
-        benchmark:
-            "logs/benchmarks/audit/table.tsv"
-        log:
-            "logs/audit/audit.log",
-        conda:
-            "../../envs/ldprepro.yaml"
+        params:
+            code=code("audit_table.py"),
         script:
             "../scripts/audit_table.py"

@@ -16,9 +16,12 @@ DATA_MIRROR = config.get("data_mirror") or os.environ.get("LDPREPRO_DATA_MIRROR"
 # results/availability.json; every later parse (cluster jobs included) reads the same record.
 # `--config refresh_availability=true` decides again.
 UNAVAILABLE_ALL = decide_availability(
-    config["datasets"], DATA_MIRROR, config.get("ipums", {}).get("extract_dir", ""),
+    config["datasets"],
+    DATA_MIRROR,
+    config.get("ipums", {}).get("extract_dir", ""),
     refresh=bool(config.get("refresh_availability")) and workflow.is_main_process,
-    write=workflow.is_main_process)
+    write=workflow.is_main_process,
+)
 
 # After a killed run, say exactly what to run before Snakemake refuses its lock.
 if workflow.is_main_process and "--unlock" not in sys.argv:
@@ -33,13 +36,16 @@ REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
 def error_lines(before):
     """onerror: datasets that turned out unobtainable while their job ran (recorded now, so the
     next run draws them as 'not available'), and what to run next."""
-    after = decide_availability(config["datasets"], DATA_MIRROR, config.get("ipums", {}).get("extract_dir", ""),
-                                write=workflow.is_main_process)
+    after = decide_availability(
+        config["datasets"], DATA_MIRROR, config.get("ipums", {}).get("extract_dir", ""), write=workflow.is_main_process
+    )
     new = {k: v for k, v in after.items() if k not in before}
     lines = ["ldprepro: the run stopped with an error (the failing job's log is named above)."]
     if new:
-        lines.append("These datasets turned out not to be obtainable while their job ran; they are now "
-                     "recorded as not available (results/availability.json):")
+        lines.append(
+            "These datasets turned out not to be obtainable while their job ran; they are now "
+            "recorded as not available (results/availability.json):"
+        )
         lines += [f"  - {k}: {v}" for k, v in sorted(new.items())]
         lines.append("Run the same command again: it builds everything else, with 'not available' panels.")
     return lines
@@ -74,18 +80,18 @@ FIGURE_REGISTRY = []
 # ---------------------------------------------------------------------------------------------
 RESOURCES = {
     #                  smoke: mem_mb, runtime   paper: mem_mb, runtime
-    "data_fetch":      ((300, 5), (300, 30)),
-    "data_normalise":  ((400, 2), (400, 5)),
-    "data_synthetic":  ((300, 1), (700, 5)),
-    "data_ipums":      ((1500, 10), (4000, 60)),
-    "figure_job":      ((600, 2), (1200, 20)),
-    "bshp_job":        ((300, 1), (400, 5)),
-    "lremh_job":       ((400, 1), (2300, 15)),
+    "data_fetch": ((300, 5), (300, 30)),
+    "data_normalise": ((400, 2), (400, 5)),
+    "data_synthetic": ((300, 1), (700, 5)),
+    "data_ipums": ((1500, 10), (4000, 60)),
+    "figure_job": ((600, 2), (1200, 20)),
+    "bshp_job": ((300, 1), (400, 5)),
+    "lremh_job": ((400, 1), (2300, 15)),
     "ldpfl_fig1_mechanism": ((300, 2), (500, 5)),
-    "ldpfl_fig4":      ((400, 2), (600, 5)),
-    "audit_family":    ((300, 1), (600, 5)),
-    "render":          ((400, 3), (500, 5)),
-    "tables":          ((400, 2), (500, 5)),
+    "ldpfl_fig4": ((400, 2), (600, 5)),
+    "audit_family": ((300, 1), (600, 5)),
+    "render": ((400, 3), (500, 5)),
+    "tables": ((400, 2), (500, 5)),
 }
 
 
@@ -107,8 +113,7 @@ def register_figure(paper, figure, title, panels=(), unavailable=None):
 
     panels = [p if isinstance(p, dict) else {"dataset": p} for p in panels]
     status, reason = figure_status(panels, unavailable or {})
-    FIGURE_REGISTRY.append({"paper": paper, "figure": figure, "title": title, "status": status,
-                            "reason": reason})
+    FIGURE_REGISTRY.append({"paper": paper, "figure": figure, "title": title, "status": status, "reason": reason})
 
 
 def figure_params(paper, figure=None):
@@ -135,8 +140,12 @@ def unavailable_datasets(names):
 
 def job_outputs(paper, fig, entry, unavailable):
     """One result file per (available panel dataset, mechanism) of a figure."""
-    return [f"results/{paper}/{fig}/{p['dataset']}__{m}.parquet"
-            for p in entry["panels"] if p["dataset"] not in unavailable for m in entry["mechanisms"]]
+    return [
+        f"results/{paper}/{fig}/{p['dataset']}__{m}.parquet"
+        for p in entry["panels"]
+        if p["dataset"] not in unavailable
+        for m in entry["mechanisms"]
+    ]
 
 
 def figure_panel(entry, dataset):
@@ -150,7 +159,11 @@ def figure_caption(paper, fig):
     """The figure's report caption (workflow/report/<paper>_<figN>.rst), or the generic one for an
     experiment a user added in config.yaml."""
     own = f"{paper}_{fig}.rst"
-    return f"../report/{own}" if (Path(workflow.basedir) / "workflow/report" / own).exists() else "../report/experiment.rst"
+    return (
+        f"../report/{own}"
+        if (Path(workflow.basedir) / "workflow/report" / own).exists()
+        else "../report/experiment.rst"
+    )
 
 
 def report_if_built(path, **kwargs):

@@ -13,8 +13,10 @@
 # came from must not make Snakemake rebuild everything downstream.
 from ldprepro.data import workflow as dw
 
+
 # Downloads run on the submitting host (compute nodes often have no network); they are light.
-localrules: data_fetch
+localrules:
+    data_fetch,
 
 
 DATASETS = config["datasets"]
@@ -25,20 +27,20 @@ ALL_TARGETS.extend(dw.targets({k: v for k, v in DATASETS.items() if k not in UNA
 rule data_fetch:
     output:
         "data/raw/{dataset}/{filename}",
+    log:
+        "logs/data/fetch/{dataset}/{filename}.log",
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "files"),
         filename=r"[^/]+",
-    params:
-        entry=lambda w: DATASETS[w.dataset],
-        code=code("data_fetch.py"),
-    threads: 1
-    resources:
-        **res("data_fetch"),
-    log:
-        "logs/data/fetch/{dataset}/{filename}.log",
     retries: 0
     conda:
         "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("data_fetch"),
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+        code=code("data_fetch.py"),
     script:
         "../scripts/data_fetch.py"
 
@@ -49,20 +51,20 @@ rule data_normalise:
     output:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",
+    log:
+        "logs/data/normalise/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/data/normalise/{dataset}.tsv"
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "files"),
-    params:
-        entry=lambda w: DATASETS[w.dataset],
-        code=code("data_normalise.py"),
+    conda:
+        "../../envs/ldprepro.yaml"
     threads: 1
     resources:
         **res("data_normalise"),
-    benchmark:
-        "logs/benchmarks/data/normalise/{dataset}.tsv",
-    log:
-        "logs/data/normalise/{dataset}.log",
-    conda:
-        "../../envs/ldprepro.yaml"
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+        code=code("data_normalise.py"),
     script:
         "../scripts/data_normalise.py"
 
@@ -71,24 +73,24 @@ rule data_synthetic:
     output:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",
+    log:
+        "logs/data/synthetic/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/data/synthetic/{dataset}.tsv"
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "synthetic"),
+    group:
+        "synthetic"
+    conda:
+        "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("data_synthetic"),
     params:
         entry=lambda w: DATASETS[w.dataset],
         seed=config["seed"],
         scale=config["scale"],
         code=code("data_synthetic.py"),
-    threads: 1
-    resources:
-        **res("data_synthetic"),
-    group:
-        "synthetic"
-    benchmark:
-        "logs/benchmarks/data/synthetic/{dataset}.tsv",
-    log:
-        "logs/data/synthetic/{dataset}.log",
-    conda:
-        "../../envs/ldprepro.yaml"
     script:
         "../scripts/data_synthetic.py"
 
@@ -97,20 +99,20 @@ rule data_ipums:
     output:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",
+    log:
+        "logs/data/ipums/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/data/ipums/{dataset}.tsv"
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "ipums"),
+    conda:
+        "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("data_ipums"),
     params:
         entry=lambda w: DATASETS[w.dataset],
         extract_dir=config.get("ipums", {}).get("extract_dir", ""),
         code=code("data_ipums.py"),
-    threads: 1
-    resources:
-        **res("data_ipums"),
-    benchmark:
-        "logs/benchmarks/data/ipums/{dataset}.tsv",
-    log:
-        "logs/data/ipums/{dataset}.log",
-    conda:
-        "../../envs/ldprepro.yaml"
     script:
         "../scripts/data_ipums.py"

@@ -21,26 +21,26 @@ rule figure_job:
         card="data/processed/{dataset}.json",
     output:
         "results/{paper}/{figure}/{dataset}__{mechanism}.parquet",
+    log:
+        "logs/{paper}/{figure}/{dataset}__{mechanism}.log",
+    benchmark:
+        "logs/benchmarks/{paper}/{figure}/{dataset}__{mechanism}.tsv"
     wildcard_constraints:
         paper="|".join(MEAN_PAPERS),
         figure=r"fig\d+",
         dataset=r"[a-z][a-z0-9_]*",
         mechanism=r"[a-z_]+",
+    conda:
+        "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("figure_job"),
     params:
         # compute parameters only: a title, label or caption edit must not rerun the job
         fig=lambda w: compute_params({k: v for k, v in MEAN_FIGURES[(w.paper, w.figure)].items() if k != "panels"}),
         panel=lambda w: compute_params(figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset)),
         seed=config["seed"],
         code=code("figure_job.py"),
-    threads: 1
-    resources:
-        **res("figure_job"),
-    benchmark:
-        "logs/benchmarks/{paper}/{figure}/{dataset}__{mechanism}.tsv",
-    log:
-        "logs/{paper}/{figure}/{dataset}__{mechanism}.log",
-    conda:
-        "../../envs/ldprepro.yaml"
     script:
         "../scripts/figure_job.py"
 
@@ -57,28 +57,28 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         output:
             summary=f"results/{_paper}/{_fig}/summary.parquet",
             claims=f"results/{_paper}/{_fig}/claims.parquet",
-            png=report_if_built(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig),
-                                category=_paper),
+            png=report_if_built(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig), category=_paper),
             svg=f"figures/{_paper}/{_fig}.svg",
+        log:
+            f"logs/{_paper}/{_fig}/figure.log",
+        benchmark:
+            f"logs/benchmarks/{_paper}/{_fig}/figure.tsv"
+        group:
+            "render"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("render"),
         params:
             paper=_paper,
             figure=_fig,
             fig=_entry,
-            unavailable={p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"]
-                         if p["dataset"] in UNAVAILABLE},
+            unavailable={
+                p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"] if p["dataset"] in UNAVAILABLE
+            },
             script="figure_panels.py",
             code=code("figure_panels.py"),
-        threads: 1
-        resources:
-            **res("render"),
-        group:
-            "render"
-        benchmark:
-            f"logs/benchmarks/{_paper}/{_fig}/figure.tsv"
-        log:
-            f"logs/{_paper}/{_fig}/figure.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/render.py"
 
@@ -89,7 +89,9 @@ FIGURES_MEAN = ["figures/ldpfl/fig1.png", "figures/ldpfl/fig4.png"] + [
 FIGURES_SGD = [f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "sgd"]
 
 
-localrules: figures_mean, figures_sgd
+localrules:
+    figures_mean,
+    figures_sgd,
 
 
 rule figures_mean:

@@ -19,33 +19,34 @@ rule bshp_job:
         card="data/processed/{dataset}.json",
     output:
         "results/bshp/{figure}/{dataset}__{method}.parquet",
+    log:
+        "logs/bshp/{figure}/{dataset}__{method}.log",
+    benchmark:
+        "logs/benchmarks/bshp/{figure}/{dataset}__{method}.tsv"
     wildcard_constraints:
         figure=r"fig\d+",
         dataset=r"[a-z][a-z0-9_]*",
         method="split_baseline|bshp|wshp",
+    conda:
+        "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("bshp_job"),
     params:
         # compute parameters only (no cities, titles or focus city): presentation edits rerun only rendering
         fig=lambda w: compute_params({k: v for k, v in BSHP_FIGURES[w.figure].items() if k != "cities"}),
         protocol=compute_params(BSHP.get("protocol", {})),
         seed=config["seed"],
         code=code("histogram_job.py"),
-    threads: 1
-    resources:
-        **res("bshp_job"),
-    benchmark:
-        "logs/benchmarks/bshp/{figure}/{dataset}__{method}.tsv"
-    log:
-        "logs/bshp/{figure}/{dataset}__{method}.log",
-    conda:
-        "../../envs/ldprepro.yaml"
     script:
         "../scripts/histogram_job.py"
 
 
 for _fig, _entry in BSHP_FIGURES.items():
     _available = sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
-    register_figure("bshp", _fig, _entry.get("title", ""),
-                    [c["dataset"] for c in BSHP_CITIES[_fig].values()], BSHP_UNAVAILABLE)
+    register_figure(
+        "bshp", _fig, _entry.get("title", ""), [c["dataset"] for c in BSHP_CITIES[_fig].values()], BSHP_UNAVAILABLE
+    )
 
     rule:
         name:
@@ -58,30 +59,34 @@ for _fig, _entry in BSHP_FIGURES.items():
             claims=f"results/bshp/{_fig}/claims.parquet",
             png=report_if_built(f"figures/bshp/{_fig}.png", caption=f"../report/bshp_{_fig}.rst", category="bshp"),
             svg=f"figures/bshp/{_fig}.svg",
+        log:
+            f"logs/bshp/{_fig}/figure.log",
+        benchmark:
+            f"logs/benchmarks/bshp/{_fig}/figure.tsv"
+        group:
+            "render"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("render"),
         params:
             figure=_fig,
             fig=_entry,
             cities=BSHP_CITIES[_fig],
-            unavailable={c["dataset"]: BSHP_UNAVAILABLE[c["dataset"]] for c in BSHP_CITIES[_fig].values()
-                         if c["dataset"] in BSHP_UNAVAILABLE},
+            unavailable={
+                c["dataset"]: BSHP_UNAVAILABLE[c["dataset"]]
+                for c in BSHP_CITIES[_fig].values()
+                if c["dataset"] in BSHP_UNAVAILABLE
+            },
             script="histogram_figure.py",
             code=code("histogram_figure.py"),
-        threads: 1
-        resources:
-            **res("render"),
-        group:
-            "render"
-        benchmark:
-            f"logs/benchmarks/bshp/{_fig}/figure.tsv"
-        log:
-            f"logs/bshp/{_fig}/figure.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/render.py"
 
 
-localrules: figures_bshp
+localrules:
+    figures_bshp,
 
 
 rule figures_bshp:

@@ -31,19 +31,19 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
         output:
             time=experiment_outputs(_exp, "time"),
             avd=experiment_outputs(_exp, "avd"),
+        log:
+            f"logs/lremh/{_name}.log",
+        benchmark:
+            f"logs/benchmarks/lremh/{_name}.tsv"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("lremh_job"),
         params:
             exp=compute_params(_exp),  # no title: a title edit reruns only the figures
             seed=config["seed"],
             code=code("joint_job.py"),
-        threads: 1
-        resources:
-            **res("lremh_job"),
-        benchmark:
-            f"logs/benchmarks/lremh/{_name}.tsv"
-        log:
-            f"logs/lremh/{_name}.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/joint_job.py"
 
@@ -63,6 +63,17 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             claims=f"results/lremh/{_fig}/claims.parquet",
             png=report_if_built(f"figures/lremh/{_fig}.png", caption=f"../report/lremh_{_fig}.rst", category="lremh"),
             svg=f"figures/lremh/{_fig}.svg",
+        log:
+            f"logs/lremh/{_fig}.log",
+        benchmark:
+            f"logs/benchmarks/lremh/{_fig}.tsv"
+        group:
+            "render"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("render"),
         params:
             figure=_fig,
             kind=_kind,
@@ -70,22 +81,12 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             unavailable=_missing,
             script="joint_figure.py",
             code=code("joint_figure.py"),
-        threads: 1
-        resources:
-            **res("render"),
-        group:
-            "render"
-        benchmark:
-            f"logs/benchmarks/lremh/{_fig}.tsv"
-        log:
-            f"logs/lremh/{_fig}.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/render.py"
 
 
-localrules: figures_lremh
+localrules:
+    figures_lremh,
 
 
 rule figures_lremh:

@@ -13,23 +13,23 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
     rule ldpfl_fig1_mechanism:
         output:
             "results/ldpfl/fig1/{mechanism}.parquet",
+        log:
+            "logs/ldpfl/fig1/{mechanism}.log",
+        benchmark:
+            "logs/benchmarks/ldpfl/fig1/{mechanism}.tsv"
         wildcard_constraints:
             mechanism="|".join(LDPFL_FIG1["mechanisms"]),
+        group:
+            "ldpfl_fig1"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("ldpfl_fig1_mechanism"),
         params:
             fig=compute_params(LDPFL_FIG1),
             seed=config["seed"],
             code=code("ldpfl_fig1_mechanism.py"),
-        threads: 1
-        resources:
-            **res("ldpfl_fig1_mechanism"),
-        group:
-            "ldpfl_fig1"
-        benchmark:
-            "logs/benchmarks/ldpfl/fig1/{mechanism}.tsv",
-        log:
-            "logs/ldpfl/fig1/{mechanism}.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/ldpfl_fig1_mechanism.py"
 
@@ -41,21 +41,21 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
             claims="results/ldpfl/fig1/claims.parquet",
             png=report_if_built("figures/ldpfl/fig1.png", caption="../report/ldpfl_fig1.rst", category="ldpfl"),
             svg="figures/ldpfl/fig1.svg",
+        log:
+            "logs/ldpfl/fig1/figure.log",
+        benchmark:
+            "logs/benchmarks/ldpfl/fig1/figure.tsv"
+        group:
+            "ldpfl_fig1"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("render"),
         params:
             fig=LDPFL_FIG1,
             script="ldpfl_fig1_figure.py",
             code=code("ldpfl_fig1_figure.py"),
-        threads: 1
-        resources:
-            **res("render"),
-        group:
-            "ldpfl_fig1"
-        benchmark:
-            "logs/benchmarks/ldpfl/fig1/figure.tsv"
-        log:
-            "logs/ldpfl/fig1/figure.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/render.py"
 
@@ -71,18 +71,18 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
             claims="results/ldpfl/fig4/claims.parquet",
             png=report_if_built("figures/ldpfl/fig4.png", caption="../report/ldpfl_fig4.rst", category="ldpfl"),
             svg="figures/ldpfl/fig4.svg",
+        log:
+            "logs/ldpfl/fig4/figure.log",
+        benchmark:
+            "logs/benchmarks/ldpfl/fig4/job.tsv"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("ldpfl_fig4"),
         params:
             fig=LDPFL_FIG4,
             seed=config["seed"],
             code=code("ldpfl_fig4.py"),
-        threads: 1
-        resources:
-            **res("ldpfl_fig4"),
-        benchmark:
-            "logs/benchmarks/ldpfl/fig4/job.tsv",
-        log:
-            "logs/ldpfl/fig4/figure.log",
-        conda:
-            "../../envs/ldprepro.yaml"
         script:
             "../scripts/ldpfl_fig4.py"

@@ -19,14 +19,23 @@ ALL_TARGETS.extend(["results/report/claims.html", "results/report/provenance.htm
 # as inputs (Snakemake treats a rule's benchmark file as one of its products), not read by glob.
 REPORT_BENCHMARKS = []
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
-    REPORT_BENCHMARKS += [f"logs/benchmarks/{_paper}/{_fig}/{p['dataset']}__{m}.tsv"
-                          for p in _entry["panels"] if p["dataset"] not in UNAVAILABLE for m in _entry["mechanisms"]]
+    REPORT_BENCHMARKS += [
+        f"logs/benchmarks/{_paper}/{_fig}/{p['dataset']}__{m}.tsv"
+        for p in _entry["panels"]
+        if p["dataset"] not in UNAVAILABLE
+        for m in _entry["mechanisms"]
+    ]
 for _fig, _entry in BSHP_FIGURES.items():
-    REPORT_BENCHMARKS += [f"logs/benchmarks/bshp/{_fig}/{ds}__{m}.tsv"
-                          for ds in sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
-                          for m in _entry["methods"]]
-REPORT_BENCHMARKS += [f"logs/benchmarks/lremh/{name}.tsv" for name, e in LREMH_EXPERIMENTS.items()
-                      if e["dataset"] not in LREMH_UNAVAILABLE]
+    REPORT_BENCHMARKS += [
+        f"logs/benchmarks/bshp/{_fig}/{ds}__{m}.tsv"
+        for ds in sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
+        for m in _entry["methods"]
+    ]
+REPORT_BENCHMARKS += [
+    f"logs/benchmarks/lremh/{name}.tsv"
+    for name, e in LREMH_EXPERIMENTS.items()
+    if e["dataset"] not in LREMH_UNAVAILABLE
+]
 if "audit" in config:
     REPORT_BENCHMARKS += [f"logs/benchmarks/audit/{f}.tsv" for f in AUDIT_FAMILIES]
 if "ldpfl" in config and "fig1" in config["ldpfl"]:
@@ -45,19 +54,20 @@ rule report_tables:
         claims=report_if_built("results/report/claims.html", caption="../report/tables.rst", category="tables"),
         audit=report_if_built("results/report/audit.html", caption="../report/audit.rst", category="audit"),
         cards=report_if_built("results/report/data_cards.html", caption="../report/tables.rst", category="data"),
-        provenance=report_if_built("results/report/provenance.html", caption="../report/tables.rst",
-                                   category="provenance"),
-    params:
-        figures=FIGURE_REGISTRY,
-        unavailable={ds: UNAVAILABLE_ALL[ds] for ds in REPORT_DATASETS if ds in UNAVAILABLE_ALL},
-        code=code("report_tables.py"),
-    threads: 1
-    resources:
-        **res("tables"),
+        provenance=report_if_built(
+            "results/report/provenance.html", caption="../report/tables.rst", category="provenance"
+        ),
     log:
         "logs/report/tables.log",
     conda:
         "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("tables"),
+    params:
+        figures=FIGURE_REGISTRY,
+        unavailable={ds: UNAVAILABLE_ALL[ds] for ds in REPORT_DATASETS if ds in UNAVAILABLE_ALL},
+        code=code("report_tables.py"),
     script:
         "../scripts/report_tables.py"
 
@@ -73,18 +83,20 @@ rule readme_figures:
         thumbnails=[f"docs/figures/{f['paper']}_{f['figure']}.png" for f in FIGURE_REGISTRY],
         verdicts="docs/figures/verdicts.md",
         glance="docs/figures/at_a_glance.md",
-    params:
-        figures=FIGURE_REGISTRY,
-        code=code("readme_figures.py"),
-    threads: 1
-    resources:
-        **res("tables"),
     log:
         "logs/readme_figures.log",
     conda:
         "../../envs/ldprepro.yaml"
+    threads: 1
+    resources:
+        **res("tables"),
+    params:
+        figures=FIGURE_REGISTRY,
+        code=code("readme_figures.py"),
     script:
         "../scripts/readme_figures.py"
 
 
-localrules: report_tables, readme_figures
+localrules:
+    report_tables,
+    readme_figures,

@@ -1,4 +1,5 @@
 """Audit one family of mechanisms at every configured ε (one ε at a time, for progress)."""
+
 from ldprepro.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)

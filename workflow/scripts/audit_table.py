@@ -1,4 +1,5 @@
 """Collect the audit rows into results/audit/audit.parquet and draw the audit figure."""
+
 from ldprepro.jobsetup import done, start
 
 start(snakemake)  # noqa: F821

@@ -1,4 +1,5 @@
 """Snakemake script: put one verified raw file at data/raw/{dataset}/{filename}."""
+
 from ldprepro.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821
@@ -11,6 +12,7 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 # config data_mirror wins; the environment variable LDPREPRO_DATA_MIRROR is the fallback.
 mirror = sm.config.get("data_mirror") or os.environ.get("LDPREPRO_DATA_MIRROR") or ""
 # unavailable: one "NOT AVAILABLE: <reason>" line (recorded in logs/unavailable/), exit 1
-exit_if_unavailable(lambda: fetch(sm.wildcards.dataset, sm.params.entry, sm.wildcards.filename,
-                                  sm.output[0], mirror, log=progress))
+exit_if_unavailable(
+    lambda: fetch(sm.wildcards.dataset, sm.params.entry, sm.wildcards.filename, sm.output[0], mirror, log=progress)
+)
 done()

@@ -1,4 +1,5 @@
 """Snakemake script: raw files -> data/processed/{dataset}.parquet + .json (data card)."""
+
 from ldprepro.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821
@@ -6,6 +7,7 @@ start(snakemake)  # noqa: F821
 from ldprepro.data.build import build_from_files  # noqa: E402
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-card = build_from_files(sm.wildcards.dataset, sm.params.entry, dict(sm.input.items()),
-                        sm.output.parquet, sm.output.card, log=progress)
+card = build_from_files(
+    sm.wildcards.dataset, sm.params.entry, dict(sm.input.items()), sm.output.parquet, sm.output.card, log=progress
+)
 done(f"{card['dataset']}: {card['rows_before_cleaning']} rows read, {card['rows_after_cleaning']} kept")

@@ -1,4 +1,5 @@
 """Snakemake script: generate a synthetic dataset (seeded by config seed + its parameters)."""
+
 from ldprepro.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
@@ -6,6 +7,7 @@ start(snakemake)  # noqa: F821
 from ldprepro.data.build import build_synthetic  # noqa: E402
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-card = build_synthetic(sm.wildcards.dataset, sm.params.entry, sm.params.seed, sm.params.scale,
-                       sm.output.parquet, sm.output.card)
+card = build_synthetic(
+    sm.wildcards.dataset, sm.params.entry, sm.params.seed, sm.params.scale, sm.output.parquet, sm.output.card
+)
 done(f"{card['dataset']}: {card['rows_after_cleaning']} rows generated")

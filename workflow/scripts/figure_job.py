@@ -1,6 +1,7 @@
 """One experiment job: a mechanism on one panel's dataset, looping ε, sweeps and repetitions.
 Dispatches on the figure's kind: mean estimation or LDP-SGD. Runs one ε at a time (every
 random stream is keyed by ε, so the rows are the same as in one call) to log progress per ε."""
+
 from ldprepro.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
@@ -21,8 +22,16 @@ progress("%s: %d rows loaded; %s on %d ε values", w.dataset, len(df), w.mechani
 rows = []
 for i, eps in enumerate(fig["eps"], 1):
     t0 = time.monotonic()
-    rows += RUNNERS[fig["kind"]]({**fig, "eps": [eps]}, snakemake.params.panel, w.mechanism, df, card,  # noqa: F821
-                                 snakemake.params.seed, w.paper, w.figure)  # noqa: F821
+    rows += RUNNERS[fig["kind"]](
+        {**fig, "eps": [eps]},
+        snakemake.params.panel,
+        w.mechanism,
+        df,
+        card,  # noqa: F821
+        snakemake.params.seed,
+        w.paper,
+        w.figure,
+    )  # noqa: F821
     progress("ε = %g done (%d/%d) in %.1f s", eps, i, len(fig["eps"]), time.monotonic() - t0)
 write_results(tidy_frame(rows), snakemake.output[0])  # noqa: F821
 done(f"{len(rows)} rows written")

@@ -2,6 +2,7 @@
 
 The curve is drawn from the paper's repetitions (``reps``); the claims are tested on every
 repetition run (``test_reps`` adds ours, for power)."""
+
 from ldprepro.experiments.claims import claims_for
 from ldprepro.experiments.mean_figures import plot_mean_figure
 from ldprepro.io import write_parquet
@@ -15,5 +16,12 @@ summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
 claims = claims_for(p.paper, p.figure, raw, p.fig, dict(p.unavailable))
 write_parquet(claims, snakemake.output.claims)
-plot_mean_figure(summary, p.fig, dict(p.unavailable), p.fig.get("title", f"{p.paper} {p.figure}"),
-                 snakemake.output.png, snakemake.output.svg, claims=claims)
+plot_mean_figure(
+    summary,
+    p.fig,
+    dict(p.unavailable),
+    p.fig.get("title", f"{p.paper} {p.figure}"),
+    snakemake.output.png,
+    snakemake.output.svg,
+    claims=claims,
+)

@@ -2,6 +2,7 @@
 
 The summary (and so the plotted curves) uses the paper's T repetitions only; the claims are
 decided on every repetition, the extra ones run for the tests (``claim_reps``) included."""
+
 import json
 from pathlib import Path
 
@@ -29,5 +30,14 @@ claims = judge_figure(raw, p.fig, p.figure, cities, unavailable, folds=protocol.
 write_parquet(claims, snakemake.output.claims)
 cards = {Path(c).stem: json.loads(Path(c).read_text()) for c in snakemake.input.cards}
 plot = plot_values_figure if p.fig["kind"] == "values" else plot_mse_figure
-plot(summary, p.fig, cities, cards, unavailable, p.fig.get("title", f"bshp {p.figure}"), snakemake.output.png,
-     snakemake.output.svg, claims=figure_claims(claims))
+plot(
+    summary,
+    p.fig,
+    cities,
+    cards,
+    unavailable,
+    p.fig.get("title", f"bshp {p.figure}"),
+    snakemake.output.png,
+    snakemake.output.svg,
+    claims=figure_claims(claims),
+)

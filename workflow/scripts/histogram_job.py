@@ -1,5 +1,6 @@
 """One BSHP/WSHP/baseline job: one method on one city's salaries, looping ε, r and repetitions
 (one ε at a time, for progress in the log; every random stream is keyed by ε)."""
+
 from ldprepro.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)

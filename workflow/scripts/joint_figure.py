@@ -1,4 +1,5 @@
 """Aggregate one paper-004 figure, judge the paper's claims (ldprepro.joint.claims), draw it (one panel per f)."""
+
 from ldprepro.experiments.joint import figure_claims, plot_figure
 from ldprepro.frequency import rappor_privacy
 from ldprepro.io import write_parquet
@@ -16,12 +17,28 @@ d = 16 if exp["dataset"] == "nltcs" else 15
 privacy = {}
 for f in exp["f"]:
     pr = rappor_privacy(float(f), exp["p"], exp["q"], d)
-    privacy[float(f)] = (f"ε₁={pr['permanent_eps_record']:.3g}, ε₂ printed={pr['instantaneous_eps_per_attribute']:.3g}, "
-                         f"d·ε₂={pr['instantaneous_eps_record']:.3g}")
+    privacy[float(f)] = (
+        f"ε₁={pr['permanent_eps_record']:.3g}, ε₂ printed={pr['instantaneous_eps_per_attribute']:.3g}, "
+        f"d·ε₂={pr['instantaneous_eps_record']:.3g}"
+    )
 # under the figure: each claim's verdict with its test and effect (the full evidence is in claims.parquet)
-shown = [{"claim": r.claim, "verdict": r.verdict,
-          "evidence": f"{r.test}; effect {r.effect:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
-          + (f", p_holm = {r.p_holm:.2g}" if r.p_holm == r.p_holm else "")}
-         for r in claims.itertuples()]
-plot_figure(summary, p.kind, title, dict(p.unavailable), snakemake.output.png, snakemake.output.svg, claims=shown,
-            f_values=[float(f) for f in exp["f"]], privacy=privacy)
+shown = [
+    {
+        "claim": r.claim,
+        "verdict": r.verdict,
+        "evidence": f"{r.test}; effect {r.effect:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
+        + (f", p_holm = {r.p_holm:.2g}" if r.p_holm == r.p_holm else ""),
+    }
+    for r in claims.itertuples()
+]
+plot_figure(
+    summary,
+    p.kind,
+    title,
+    dict(p.unavailable),
+    snakemake.output.png,
+    snakemake.output.svg,
+    claims=shown,
+    f_values=[float(f) for f in exp["f"]],
+    privacy=privacy,
+)

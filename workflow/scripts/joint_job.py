@@ -1,4 +1,5 @@
 """One paper-004 experiment: every run × f × k × subset × method on one dataset (timings in one process)."""
+
 from ldprepro.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)

@@ -1,4 +1,5 @@
 """Aggregate Zhao et al. Fig. 1, judge the paper's claims and draw the figure."""
+
 from ldprepro.experiments.worst_case import fig1_claims, plot_fig1
 from ldprepro.io import write_parquet
 from ldprepro.results import aggregate, read_results

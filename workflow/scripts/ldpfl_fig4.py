@@ -1,4 +1,5 @@
 """Zhao et al. Fig. 4: PM-OPT's output density (exact pdf and a histogram of its outputs)."""
+
 from ldprepro.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
@@ -8,8 +9,16 @@ from ldprepro.io import write_parquet  # noqa: E402
 from ldprepro.results import tidy_frame, write_results  # noqa: E402
 
 fig = snakemake.params.fig  # noqa: F821
-df = tidy_frame(fig4_rows(fig["eps"], fig["inputs"], fig["users"], fig["bins"], snakemake.params.seed,  # noqa: F821
-                          mechanism=fig["mechanism"]))
+df = tidy_frame(
+    fig4_rows(
+        fig["eps"],
+        fig["inputs"],
+        fig["users"],
+        fig["bins"],
+        snakemake.params.seed,  # noqa: F821
+        mechanism=fig["mechanism"],
+    )
+)
 write_results(df, snakemake.output.results)  # noqa: F821
 claims = fig4_claims(df, fig["eps"], mechanism=fig["mechanism"])
 write_parquet(claims, snakemake.output.claims)  # noqa: F821

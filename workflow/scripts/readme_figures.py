@@ -2,11 +2,11 @@
 `rule all` (it rewrites tracked files): thumbnails of the built figures, the generated verdicts page
 (docs/figures/verdicts.md) and the "Results at a glance" block (docs/figures/at_a_glance.md; splice
 it into README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`)."""
+
 from ldprepro.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
-import pandas as pd  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from ldprepro import report  # noqa: E402

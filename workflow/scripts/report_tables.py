@@ -1,5 +1,6 @@
 """Render the report's tables from pipeline outputs: claims, audit, data cards, provenance (the
 stage timings come from the benchmark files declared as this rule's inputs, not from a glob)."""
+
 from ldprepro.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
@@ -15,8 +16,10 @@ sm = snakemake  # noqa: F821
 out = sm.output
 atomic_write_text(out.claims, report.claims_html(sm.input.claims))
 atomic_write_text(out.audit, report.audit_html(pd.read_parquet(sm.input.audit)))
-atomic_write_text(out.cards, report.data_cards_html([json.loads(open(p).read()) for p in sm.input.cards],
-                                                    dict(sm.params.unavailable)))
-atomic_write_text(out.provenance, report.provenance_html(dict(sm.config), list(sm.input.benchmarks),
-                                                         list(sm.params.figures)))
+atomic_write_text(
+    out.cards, report.data_cards_html([json.loads(open(p).read()) for p in sm.input.cards], dict(sm.params.unavailable))
+)
+atomic_write_text(
+    out.provenance, report.provenance_html(dict(sm.config), list(sm.input.benchmarks), list(sm.params.figures))
+)
 done()

@@ -26,10 +26,8 @@ and test, and decided by ``ldprepro.verdicts`` on the per-repetition results (``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -54,9 +52,11 @@ def salary_positions(df: pd.DataFrame, card: dict, column: str, max_users: int |
     data's min and max, spec §8.1)."""
     cols = {c["name"]: c for c in card.get("columns", [])}
     if column not in cols or cols[column].get("type") != "numeric":
-        raise ValueError(f"dataset {card.get('dataset')!r}: no numeric column {column!r} "
-                         f"(bshp.protocol.column); numeric columns: "
-                         f"{[c for c, v in cols.items() if v.get('type') == 'numeric']}")
+        raise ValueError(
+            f"dataset {card.get('dataset')!r}: no numeric column {column!r} "
+            f"(bshp.protocol.column); numeric columns: "
+            f"{[c for c, v in cols.items() if v.get('type') == 'numeric']}"
+        )
     lo, hi = (float(v) for v in cols[column]["domain"])
     if not hi > lo:
         raise ValueError(f"dataset {card.get('dataset')!r}: column {column!r} has an empty domain [{lo}, {hi}]")
@@ -82,8 +82,9 @@ def _collector(method: str, partition, eps: float, r: float, protocol: dict):
     raise ValueError(f"unknown bshp method {method!r}; choose one of {METHODS}")
 
 
-def run_once(collector, intervals: np.ndarray, counts: np.ndarray, rng: np.random.Generator,
-             simulation: str) -> tuple[list[np.ndarray], float]:
+def run_once(
+    collector, intervals: np.ndarray, counts: np.ndarray, rng: np.random.Generator, simulation: str
+) -> tuple[list[np.ndarray], float]:
     """One collection: (each consumer's estimated counts, bits uploaded per contributor)."""
     n = intervals.shape[0]
     partition = collector.partition
@@ -100,8 +101,9 @@ def run_once(collector, intervals: np.ndarray, counts: np.ndarray, rng: np.rando
     return partition.query_answers(collector.estimate_counts(C, N, n)), float(N.sum()) / n
 
 
-def run_job(fig: dict, protocol: dict, dataset: str, method: str, positions: np.ndarray, seed: int,
-            figure: str) -> list[dict]:
+def run_job(
+    fig: dict, protocol: dict, dataset: str, method: str, positions: np.ndarray, seed: int, figure: str
+) -> list[dict]:
     """Every ε × r × repetition of ``method`` on one dataset's positions in [0, 1]."""
     simulation = protocol.get("simulation", "sufficient_statistics")
     if simulation not in ("sufficient_statistics", "per_user"):
@@ -122,42 +124,100 @@ def run_job(fig: dict, protocol: dict, dataset: str, method: str, positions: np.
         eps = float(eps)
         for r in ratios:
             col = _collector(method, partition, eps, r, protocol)
-            common = {"paper": PAPER, "figure": figure, "dataset": dataset, "mechanism": method, "eps": eps,
-                      "r": r, "eps_paper_claim": np.nan if method == BASELINE else col.paper_claimed_epsilon,
-                      "n_users": n, "unit": unit, "estimator": "split" if method == BASELINE else estimator,
-                      "simulation": simulation, "extra_rep": False}
+            common = {
+                "paper": PAPER,
+                "figure": figure,
+                "dataset": dataset,
+                "mechanism": method,
+                "eps": eps,
+                "r": r,
+                "eps_paper_claim": np.nan if method == BASELINE else col.paper_claimed_epsilon,
+                "n_users": n,
+                "unit": unit,
+                "estimator": "split" if method == BASELINE else estimator,
+                "simulation": simulation,
+                "extra_rep": False,
+            }
             if method == BASELINE or estimator == "horvitz_thompson":
                 var = [v / scale**2 for v in col.query_variances(counts)]
                 per_query = [float(v.mean()) for v in var]
-                rows.append({**common, "query": 0, "bin": NO_BIN, "rep": 0, "metric": "mse_theory",
-                             "value": float(np.mean(per_query))})
-                rows += [{**common, "query": m, "bin": NO_BIN, "rep": 0, "metric": "mse_theory", "value": v}
-                         for m, v in zip(partition.folds, per_query)]
+                rows.append(
+                    {
+                        **common,
+                        "query": 0,
+                        "bin": NO_BIN,
+                        "rep": 0,
+                        "metric": "mse_theory",
+                        "value": float(np.mean(per_query)),
+                    }
+                )
+                rows += [
+                    {**common, "query": m, "bin": NO_BIN, "rep": 0, "metric": "mse_theory", "value": v}
+                    for m, v in zip(partition.folds, per_query)
+                ]
             for rep in range(n_reps):
-                rng = rng_for(seed, {"paper": PAPER, "figure": figure, "dataset": dataset, "mechanism": method,
-                                     "eps": eps, "r": r, "rep": rep})
+                rng = rng_for(
+                    seed,
+                    {
+                        "paper": PAPER,
+                        "figure": figure,
+                        "dataset": dataset,
+                        "mechanism": method,
+                        "eps": eps,
+                        "r": r,
+                        "rep": rep,
+                    },
+                )
                 est, bits = run_once(col, intervals, counts, rng, simulation)
                 common["extra_rep"] = rep >= paper_reps
                 mse = [float(np.mean(((e - h) / scale) ** 2)) for e, h in zip(est, truth)]
-                rows.append({**common, "query": 0, "bin": NO_BIN, "rep": rep, "metric": "mse",
-                             "value": float(np.mean(mse))})
-                rows += [{**common, "query": m, "bin": NO_BIN, "rep": rep, "metric": "mse", "value": v}
-                         for m, v in zip(partition.folds, mse)]
-                rows.append({**common, "query": 0, "bin": NO_BIN, "rep": rep, "metric": "bits_per_user",
-                             "value": bits})
+                rows.append(
+                    {**common, "query": 0, "bin": NO_BIN, "rep": rep, "metric": "mse", "value": float(np.mean(mse))}
+                )
+                rows += [
+                    {**common, "query": m, "bin": NO_BIN, "rep": rep, "metric": "mse", "value": v}
+                    for m, v in zip(partition.folds, mse)
+                ]
+                rows.append({**common, "query": 0, "bin": NO_BIN, "rep": rep, "metric": "bits_per_user", "value": bits})
                 # shape of one publication: total-variation distance ½ Σ_l |ĥ_l − h_l| / n
                 tv = [float(0.5 * np.abs(e - h).sum() / n) for e, h in zip(est, truth)]
-                rows.append({**common, "query": 0, "bin": NO_BIN, "rep": rep, "metric": "tv_distance",
-                             "value": float(np.mean(tv))})
-                rows += [{**common, "query": m, "bin": NO_BIN, "rep": rep, "metric": "tv_distance", "value": v}
-                         for m, v in zip(partition.folds, tv)]
+                rows.append(
+                    {
+                        **common,
+                        "query": 0,
+                        "bin": NO_BIN,
+                        "rep": rep,
+                        "metric": "tv_distance",
+                        "value": float(np.mean(tv)),
+                    }
+                )
+                rows += [
+                    {**common, "query": m, "bin": NO_BIN, "rep": rep, "metric": "tv_distance", "value": v}
+                    for m, v in zip(partition.folds, tv)
+                ]
                 if fig["kind"] == "values":
                     for m, e, h in zip(partition.folds, est, truth):
                         for l in range(m):
-                            rows.append({**common, "query": m, "bin": l, "rep": rep, "metric": "estimate",
-                                         "value": float(e[l] / scale)})
-                            rows.append({**common, "query": m, "bin": l, "rep": rep, "metric": "truth",
-                                         "value": float(h[l] / scale)})
+                            rows.append(
+                                {
+                                    **common,
+                                    "query": m,
+                                    "bin": l,
+                                    "rep": rep,
+                                    "metric": "estimate",
+                                    "value": float(e[l] / scale),
+                                }
+                            )
+                            rows.append(
+                                {
+                                    **common,
+                                    "query": m,
+                                    "bin": l,
+                                    "rep": rep,
+                                    "metric": "truth",
+                                    "value": float(h[l] / scale),
+                                }
+                            )
     return rows
 
 
@@ -198,16 +258,19 @@ class FigureData:
         for name, city in self.cities.items():
             role = city.get("data_role")
             if role not in ("paper", "substitute"):
-                raise ValueError(f"config.yaml: bshp.cities.{name}.data_role must be 'paper' or 'substitute', "
-                                 f"got {role!r}")
+                raise ValueError(
+                    f"config.yaml: bshp.cities.{name}.data_role must be 'paper' or 'substitute', got {role!r}"
+                )
         raw = self.raw
         self._series: dict[tuple, pd.Series] = {}
         self._theory: dict[tuple, float] = {}
         if len(raw):
             users = raw.groupby("dataset")["n_users"].nunique()
             if (users > 1).any():
-                raise ValueError(f"bshp {self.figure}: the methods of {list(users[users > 1].index)} saw different "
-                                 "numbers of users; the comparisons would not be paired")
+                raise ValueError(
+                    f"bshp {self.figure}: the methods of {list(users[users > 1].index)} saw different "
+                    "numbers of users; the comparisons would not be paired"
+                )
             keys = ["metric", "query", "dataset", "mechanism", "r", "eps"]
             per = raw[raw["metric"].isin(["mse", "tv_distance", "bits_per_user"])]
             for k, g in per.groupby(keys, sort=False):
@@ -217,15 +280,19 @@ class FigureData:
             reps = {k: tuple(s.index) for k, s in self._series.items() if k[0] == "mse" and k[1] == 0}
             bad = {k for k, v in reps.items() if v != next(iter(reps.values()))}
             if bad:
-                raise ValueError(f"bshp {self.figure}: the curves {sorted(bad)[:3]} have other repetitions than "
-                                 f"{next(iter(reps))}; paired tests need the same repetition indices")
+                raise ValueError(
+                    f"bshp {self.figure}: the curves {sorted(bad)[:3]} have other repetitions than "
+                    f"{next(iter(reps))}; paired tests need the same repetition indices"
+                )
 
     # --- lookups -------------------------------------------------------------------------------
     def series(self, metric: str, dataset: str, mechanism: str, r: float, eps: float, query: int = 0) -> pd.Series:
         key = (metric, query, dataset, mechanism, 1.0 if mechanism == BASELINE else float(r), float(eps))
         if key not in self._series:
-            raise ValueError(f"bshp {self.figure}: no per-repetition {metric} for {dataset} {curve_name(mechanism, r)} "
-                             f"at ε = {eps:g} (query {query})")
+            raise ValueError(
+                f"bshp {self.figure}: no per-repetition {metric} for {dataset} {curve_name(mechanism, r)} "
+                f"at ε = {eps:g} (query {query})"
+            )
         return self._series[key]
 
     def theory(self, dataset: str, mechanism: str, r: float, eps: float) -> float:
@@ -260,8 +327,13 @@ class FigureData:
         for role in ("paper", "substitute"):
             names = [c for c in self.fig["cities"] if self.cities[c]["data_role"] == role]
             if names:
-                out.append((role, [c for c in names if self.dataset(c) not in self.unavailable],
-                            [c for c in names if self.dataset(c) in self.unavailable]))
+                out.append(
+                    (
+                        role,
+                        [c for c in names if self.dataset(c) not in self.unavailable],
+                        [c for c in names if self.dataset(c) in self.unavailable],
+                    )
+                )
         return out
 
 
@@ -300,8 +372,11 @@ def _scope(d: FigureData, cities: list[str], missing: list[str], what: str) -> s
 
 def _reps_note(d: FigureData) -> str:
     t, n = d.n_reps
-    return (f"n = {n} paired repetitions: the paper's T = {t} (plotted) + {n - t} of ours for the test"
-            if n > t else f"n = {n} paired repetitions (the paper's T)")
+    return (
+        f"n = {n} paired repetitions: the paper's T = {t} (plotted) + {n - t} of ours for the test"
+        if n > t
+        else f"n = {n} paired repetitions (the paper's T)"
+    )
 
 
 def _theory_ratio_note(d: FigureData, pairs: list[tuple[tuple, tuple]]) -> str:
@@ -326,8 +401,10 @@ def _vs_baseline(metric: str):
                         a, b = (ds, m, r, e), (ds, BASELINE, 1.0, e)
                         pairs.append((a, b))
                         pts.append(_paired(d, metric, a, b, f"{c} {curve_name(m, r)} ε={e:g}"))
-        what = f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in rs)} vs the split baseline, " \
-               f"ε = {_grid(d.eps)}"
+        what = (
+            f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in rs)} vs the split baseline, "
+            f"ε = {_grid(d.eps)}"
+        )
         unit = "MSE" if metric == "mse" else "total-variation distance ½Σ|ĥ−h|/n"
         ev = f"effect = ratio of the mean {unit} (mean over the consumers) method/baseline; {_reps_note(d)}"
         if metric == "mse":
@@ -352,12 +429,18 @@ def _gain_trend(d: FigureData, cities: list[str]):
         ds = d.dataset(c)
         for m in d.sampling:
             for r in d.ratios:
-                table = pd.DataFrame({e: d.series("mse", ds, m, r, e) / d.series("mse", ds, BASELINE, 1.0, e)
-                                      for e in d.eps})
+                table = pd.DataFrame(
+                    {e: d.series("mse", ds, m, r, e) / d.series("mse", ds, BASELINE, 1.0, e) for e in d.eps}
+                )
                 pts.append(V.trend_point(table, f"{c} {curve_name(m, r)}", decreasing=True, log=True))
-    return pts, f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in d.ratios)}, ε = {_grid(d.eps)}", (
-        "effect = slope of log(MSE_method/MSE_baseline) per unit ε (negative = the improvement grows with ε), "
-        f"repetition as block; {_reps_note(d)}")
+    return (
+        pts,
+        f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in d.ratios)}, ε = {_grid(d.eps)}",
+        (
+            "effect = slope of log(MSE_method/MSE_baseline) per unit ε (negative = the improvement grows with ε), "
+            f"repetition as block; {_reps_note(d)}"
+        ),
+    )
 
 
 def _higher_ratio(d: FigureData, cities: list[str]):
@@ -371,9 +454,14 @@ def _higher_ratio(d: FigureData, cities: list[str]):
                 a, b = (ds, m, hi, e), (ds, m, lo, e)
                 pairs.append((a, b))
                 pts.append(_paired(d, "mse", a, b, f"{c} {m} ε={e:g}"))
-    return pts, f"{', '.join(d.sampling)}, r = {hi:g} vs r = {lo:g}, ε = {_grid(d.eps)}", (
-        f"effect = ratio of the mean MSEs, r = {hi:g} over r = {lo:g}; {_reps_note(d)}; "
-        + _theory_ratio_note(d, pairs))
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, r = {hi:g} vs r = {lo:g}, ε = {_grid(d.eps)}",
+        (
+            f"effect = ratio of the mean MSEs, r = {hi:g} over r = {lo:g}; {_reps_note(d)}; "
+            + _theory_ratio_note(d, pairs)
+        ),
+    )
 
 
 def _ratio_trend(d: FigureData, cities: list[str]):
@@ -385,8 +473,11 @@ def _ratio_trend(d: FigureData, cities: list[str]):
         for m in d.sampling:
             table = pd.DataFrame({r: d.series("mse", ds, m, r, e) for r in d.ratios})
             pts.append(V.trend_point(table, f"{c} {m}", decreasing=True, log=True))
-    return pts, f"{', '.join(d.sampling)}, r = {_grid(d.ratios)}, ε = {e:g}", (
-        f"effect = slope of log MSE per unit r (negative = falls as r grows), repetition as block; {_reps_note(d)}")
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, r = {_grid(d.ratios)}, ε = {e:g}",
+        (f"effect = slope of log MSE per unit r (negative = falls as r grows), repetition as block; {_reps_note(d)}"),
+    )
 
 
 def _halved(d: FigureData, cities: list[str]):
@@ -400,9 +491,14 @@ def _halved(d: FigureData, cities: list[str]):
             a, b = (ds, m, hi, e), (ds, m, lo, e)
             pts.append(_paired(d, "mse", a, b, f"{c} {m}", scale_b=0.5))
             raw_ratio.append(f"{c} {m} {pts[-1].effect * 0.5:.3g}")
-    return pts, f"{', '.join(d.sampling)}, r = {lo:g} → {hi:g}, ε = {e:g}", (
-        f"effect = ratio of the mean MSEs MSE(r = {hi:g}) / (0.5·MSE(r = {lo:g})), below 1 = reduced by more than "
-        f"50%; the plain ratios MSE(r = {hi:g})/MSE(r = {lo:g}) are {', '.join(raw_ratio)}; {_reps_note(d)}")
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, r = {lo:g} → {hi:g}, ε = {e:g}",
+        (
+            f"effect = ratio of the mean MSEs MSE(r = {hi:g}) / (0.5·MSE(r = {lo:g})), below 1 = reduced by more than "
+            f"50%; the plain ratios MSE(r = {hi:g})/MSE(r = {lo:g}) are {', '.join(raw_ratio)}; {_reps_note(d)}"
+        ),
+    )
 
 
 def _same_scale(d: FigureData, cities: list[str]):
@@ -416,10 +512,15 @@ def _same_scale(d: FigureData, cities: list[str]):
         for m in d.sampling:
             a, b = d.series("mse", ds, m, lo, e), d.series("mse", ds, m, hi, e)
             pts.append(V.equivalence_point(a.to_numpy(), b.to_numpy(), f"{c} {m}", margin, means=True))
-    return pts, f"{', '.join(d.sampling)}, r = {lo:g} vs r = {hi:g}, ε = {e:g}", (
-        f"'same scale' read as: the MSE ratio between the smallest and the largest ratio lies within a factor "
-        f"{margin:g} (bshp.{d.figure}.same_scale_factor), tested by two one-sided t-tests on the log ratio of the "
-        f"mean MSEs (90% interval); effect = MSE(r = {lo:g})/MSE(r = {hi:g}), ratio of means; {_reps_note(d)}")
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, r = {lo:g} vs r = {hi:g}, ε = {e:g}",
+        (
+            f"'same scale' read as: the MSE ratio between the smallest and the largest ratio lies within a factor "
+            f"{margin:g} (bshp.{d.figure}.same_scale_factor), tested by two one-sided t-tests on the log ratio of the "
+            f"mean MSEs (90% interval); effect = MSE(r = {lo:g})/MSE(r = {hi:g}), ratio of means; {_reps_note(d)}"
+        ),
+    )
 
 
 def _sweep_vs_baseline(d: FigureData, cities: list[str]):
@@ -430,8 +531,11 @@ def _sweep_vs_baseline(d: FigureData, cities: list[str]):
         for m in d.sampling:
             for r in d.ratios:
                 pts.append(_paired(d, "mse", (ds, m, r, e), (ds, BASELINE, 1.0, e), f"{c} {m}@{r:g}"))
-    return pts, f"{', '.join(d.sampling)}, r = {_grid(d.ratios)} vs the split baseline, ε = {e:g}", (
-        f"effect = ratio of the mean MSEs method/baseline; {_reps_note(d)}")
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, r = {_grid(d.ratios)} vs the split baseline, ε = {e:g}",
+        (f"effect = ratio of the mean MSEs method/baseline; {_reps_note(d)}"),
+    )
 
 
 # --- exact (theory) claims: (data) -> (points, scope, evidence) --------------------------------
@@ -452,12 +556,23 @@ def _theorem7(d: FigureData):
                 with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 where WSHP caps a ratio at 1
                     loss = col.privacy_loss_exact()
                 claim = col.paper_claimed_epsilon
-                pts.append(V.exact_point(f"{m} ε={e:g} r={r:g}", loss <= claim + 1e-9, effect=loss - claim,
-                                         test="exact worst-case privacy loss (enumeration)",
-                                         note=f"loss {loss:.4f} vs ε' = {claim:.4f}"))
-    return pts, f"{', '.join(d.sampling)}, ε = {_grid(d.eps)}, r = {_grid(d.ratios)}", (
-        "effect = exact worst-case log-likelihood ratio minus the claimed ε'; the curator sees which bits were "
-        "sampled, so the loss equals ε, not ε' (the pipeline reports ε as the guarantee)")
+                pts.append(
+                    V.exact_point(
+                        f"{m} ε={e:g} r={r:g}",
+                        loss <= claim + 1e-9,
+                        effect=loss - claim,
+                        test="exact worst-case privacy loss (enumeration)",
+                        note=f"loss {loss:.4f} vs ε' = {claim:.4f}",
+                    )
+                )
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, ε = {_grid(d.eps)}, r = {_grid(d.ratios)}",
+        (
+            "effect = exact worst-case log-likelihood ratio minus the claimed ε'; the curator sees which bits were "
+            "sampled, so the loss equals ε, not ε' (the pipeline reports ε as the guarantee)"
+        ),
+    )
 
 
 def _bandwidth(d: FigureData):
@@ -470,15 +585,26 @@ def _bandwidth(d: FigureData):
         for e in d.eps:
             for r in d.ratios:
                 bits = _collector(m, partition, e, r, {}).expected_bits_per_user
-                pts.append(V.exact_point(f"{m} ε={e:g} r={r:g}", bits < base_bits, effect=bits / base_bits,
-                                         test="exact expected bits per contributor",
-                                         note=f"{bits:.2f} vs {base_bits:g} bits"))
+                pts.append(
+                    V.exact_point(
+                        f"{m} ε={e:g} r={r:g}",
+                        bits < base_bits,
+                        effect=bits / base_bits,
+                        test="exact expected bits per contributor",
+                        note=f"{bits:.2f} vs {base_bits:g} bits",
+                    )
+                )
     if len(d.raw):
         b = d.raw[d.raw["metric"] == "bits_per_user"].groupby(["mechanism", "r"])["value"].mean()
         measured = [f"{curve_name(m, r)} {v:.2f}" for (m, r), v in b.items()]
-    return pts, f"{', '.join(d.sampling)}, r = {_grid(d.ratios)}", (
-        f"effect = expected bits per contributor / the baseline's {base_bits:g} (K·r̄ with K = {partition.K})"
-        + (f"; measured means over the runs: {', '.join(measured)}" if measured else ""))
+    return (
+        pts,
+        f"{', '.join(d.sampling)}, r = {_grid(d.ratios)}",
+        (
+            f"effect = expected bits per contributor / the baseline's {base_bits:g} (K·r̄ with K = {partition.K})"
+            + (f"; measured means over the runs: {', '.join(measured)}" if measured else "")
+        ),
+    )
 
 
 def _theory_vs_baseline(d: FigureData, ratio: float):
@@ -491,11 +617,23 @@ def _theory_vs_baseline(d: FigureData, ratio: float):
             for e in d.eps:
                 q = d.theory(ds, m, ratio, e) / d.theory(ds, BASELINE, 1.0, e)
                 if np.isfinite(q):
-                    pts.append(V.exact_point(f"{c} {curve_name(m, ratio)} ε={e:g}", q < 1, effect=q,
-                                             test="exact expected MSE (Lemma 6)", note=f"ratio {q:.3f}"))
-    return pts, _scope(d, avail, [], f"{', '.join(d.sampling)} at r = {ratio:g}, ε = {_grid(d.eps)}"), (
-        "effect = exact expected MSE ratio method/baseline from the closed forms on each city's true interval "
-        "counts (no sampling noise); decides the points the repetitions cannot (ratios within a few % of 1)")
+                    pts.append(
+                        V.exact_point(
+                            f"{c} {curve_name(m, ratio)} ε={e:g}",
+                            q < 1,
+                            effect=q,
+                            test="exact expected MSE (Lemma 6)",
+                            note=f"ratio {q:.3f}",
+                        )
+                    )
+    return (
+        pts,
+        _scope(d, avail, [], f"{', '.join(d.sampling)} at r = {ratio:g}, ε = {_grid(d.eps)}"),
+        (
+            "effect = exact expected MSE ratio method/baseline from the closed forms on each city's true interval "
+            "counts (no sampling noise); decides the points the repetitions cannot (ratios within a few % of 1)"
+        ),
+    )
 
 
 def _theory_gain_trend(d: FigureData):
@@ -513,16 +651,28 @@ def _theory_gain_trend(d: FigureData):
                     continue
                 slope = float(np.polyfit(d.eps, np.log(g), 1)[0])
                 peak = d.eps[int(np.argmax(g))]
-                pts.append(V.exact_point(f"{c} {curve_name(m, r)}", slope > 0, effect=slope,
-                                         test="exact expected MSE (Lemma 6), slope of the log gain in ε",
-                                         note=f"gain {g[0]:.2f} at ε={d.eps[0]:g}, peak {g.max():.2f} at ε={peak:g}, "
-                                              f"{g[-1]:.2f} at ε={d.eps[-1]:g}"))
+                pts.append(
+                    V.exact_point(
+                        f"{c} {curve_name(m, r)}",
+                        slope > 0,
+                        effect=slope,
+                        test="exact expected MSE (Lemma 6), slope of the log gain in ε",
+                        note=f"gain {g[0]:.2f} at ε={d.eps[0]:g}, peak {g.max():.2f} at ε={peak:g}, "
+                        f"{g[-1]:.2f} at ε={d.eps[-1]:g}",
+                    )
+                )
     avail = [c for c in d.fig["cities"] if d.dataset(c) not in d.unavailable]
-    return pts, _scope(d, avail, [], f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in d.ratios)}, "
-                                     f"ε = {_grid(d.eps)}"), (
-        "effect = least-squares slope of log(E[MSE_baseline]/E[MSE_method]) per unit ε from the closed forms on "
-        "each city's true interval counts (no sampling noise); positive = the expected improvement grows with ε. "
-        "The sampling noise n_j(1 − r)/r does not vanish as ε grows, the baseline's privacy noise does")
+    return (
+        pts,
+        _scope(
+            d, avail, [], f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in d.ratios)}, ε = {_grid(d.eps)}"
+        ),
+        (
+            "effect = least-squares slope of log(E[MSE_baseline]/E[MSE_method]) per unit ε from the closed forms on "
+            "each city's true interval counts (no sampling noise); positive = the expected improvement grows with ε. "
+            "The sampling noise n_j(1 − r)/r does not vanish as ε grows, the baseline's privacy noise does"
+        ),
+    )
 
 
 THEOREM7 = "BSHP/WSHP satisfy ε'-LDP with ε' = ln(1 + r(e^ε − 1)) < ε (Theorem 7)"
@@ -531,52 +681,116 @@ THEOREM7 = "BSHP/WSHP satisfy ε'-LDP with ε' = ln(1 + r(e^ε − 1)) < ε (The
 #: "(ours …)" marks a scoped split of a paper claim or a check of ours.
 CLAIMS: dict[str, tuple[ClaimSpec, ...]] = {
     "values": (
-        ClaimSpec("outperform", "The proposed algorithms outperform the baseline method (lower MSE of the published "
-                  "histograms; 'the difference is actually very significant')", "pairwise",
-                  "paired test on per-repetition log MSE ratios, each method vs the baseline, Holm across the points",
-                  _vs_baseline("mse")),
-        ClaimSpec("shape", "The proposed algorithms achieve more accurate shapes for histograms than the baseline",
-                  "pairwise", "paired test on per-repetition log ratios of the total-variation distance to the "
-                  "true histogram, each method vs the baseline", _vs_baseline("tv_distance")),
-        ClaimSpec("bandwidth", "Only part of the bits is collected under sampling (bandwidth saving)", "closed-form",
-                  "exact expected bits per contributor vs the baseline's", _bandwidth, split=False),
+        ClaimSpec(
+            "outperform",
+            "The proposed algorithms outperform the baseline method (lower MSE of the published "
+            "histograms; 'the difference is actually very significant')",
+            "pairwise",
+            "paired test on per-repetition log MSE ratios, each method vs the baseline, Holm across the points",
+            _vs_baseline("mse"),
+        ),
+        ClaimSpec(
+            "shape",
+            "The proposed algorithms achieve more accurate shapes for histograms than the baseline",
+            "pairwise",
+            "paired test on per-repetition log ratios of the total-variation distance to the "
+            "true histogram, each method vs the baseline",
+            _vs_baseline("tv_distance"),
+        ),
+        ClaimSpec(
+            "bandwidth",
+            "Only part of the bits is collected under sampling (bandwidth saving)",
+            "closed-form",
+            "exact expected bits per contributor vs the baseline's",
+            _bandwidth,
+            split=False,
+        ),
         ClaimSpec("theorem7", THEOREM7, "closed-form", "exact worst-case privacy loss", _theorem7, split=False),
     ),
     "mse_eps": (
-        ClaimSpec("reduce", "The proposed algorithms can reduce the MSE for histograms (compared with the baseline, "
-                  "every ε and ratio of the figure)", "range",
-                  "paired test on per-repetition log MSE ratios at each (method, r, ε), Holm across the points",
-                  _vs_baseline("mse")),
-        ClaimSpec("reduce_per_ratio", "(ours: the claim above split by sampling ratio, r = {r:g}) The proposed "
-                  "algorithms reduce the MSE compared with the baseline at every ε", "range",
-                  "paired test on per-repetition log MSE ratios at each (method, ε), Holm across the points",
-                  _vs_baseline("mse"), per_ratio=True),
-        ClaimSpec("reduce_per_ratio_theory", "(ours: the claim above split by sampling ratio, r = {r:g}, exact "
-                  "expected MSE, Lemma 6) The proposed algorithms reduce the MSE compared with the baseline at every "
-                  "ε", "closed-form", "exact expected MSE ratio at each (city, method, ε)", _theory_vs_baseline,
-                  split=False, per_ratio=True),
-        ClaimSpec("larger_eps", "The improvement is more significant when the privacy budget is relatively large",
-                  "trend", "regression slope of per-repetition log(MSE_method/MSE_baseline) on ε, repetition as block",
-                  _gain_trend),
-        ClaimSpec("larger_eps_theory", "The improvement is more significant when the privacy budget is relatively "
-                  "large (exact expected MSE, Lemma 6)", "closed-form",
-                  "slope of the exact log expected gain in ε", _theory_gain_trend, split=False),
-        ClaimSpec("higher_ratio", "A higher sampling ratio can improve the general performance (r = 0.8 beats "
-                  "r = 0.4)", "range", "paired test on per-repetition log MSE ratios at each (method, ε), Holm "
-                  "across the points", _higher_ratio),
+        ClaimSpec(
+            "reduce",
+            "The proposed algorithms can reduce the MSE for histograms (compared with the baseline, "
+            "every ε and ratio of the figure)",
+            "range",
+            "paired test on per-repetition log MSE ratios at each (method, r, ε), Holm across the points",
+            _vs_baseline("mse"),
+        ),
+        ClaimSpec(
+            "reduce_per_ratio",
+            "(ours: the claim above split by sampling ratio, r = {r:g}) The proposed "
+            "algorithms reduce the MSE compared with the baseline at every ε",
+            "range",
+            "paired test on per-repetition log MSE ratios at each (method, ε), Holm across the points",
+            _vs_baseline("mse"),
+            per_ratio=True,
+        ),
+        ClaimSpec(
+            "reduce_per_ratio_theory",
+            "(ours: the claim above split by sampling ratio, r = {r:g}, exact "
+            "expected MSE, Lemma 6) The proposed algorithms reduce the MSE compared with the baseline at every "
+            "ε",
+            "closed-form",
+            "exact expected MSE ratio at each (city, method, ε)",
+            _theory_vs_baseline,
+            split=False,
+            per_ratio=True,
+        ),
+        ClaimSpec(
+            "larger_eps",
+            "The improvement is more significant when the privacy budget is relatively large",
+            "trend",
+            "regression slope of per-repetition log(MSE_method/MSE_baseline) on ε, repetition as block",
+            _gain_trend,
+        ),
+        ClaimSpec(
+            "larger_eps_theory",
+            "The improvement is more significant when the privacy budget is relatively "
+            "large (exact expected MSE, Lemma 6)",
+            "closed-form",
+            "slope of the exact log expected gain in ε",
+            _theory_gain_trend,
+            split=False,
+        ),
+        ClaimSpec(
+            "higher_ratio",
+            "A higher sampling ratio can improve the general performance (r = 0.8 beats r = 0.4)",
+            "range",
+            "paired test on per-repetition log MSE ratios at each (method, ε), Holm across the points",
+            _higher_ratio,
+        ),
         ClaimSpec("theorem7", THEOREM7, "closed-form", "exact worst-case privacy loss", _theorem7, split=False),
     ),
     "mse_ratio": (
-        ClaimSpec("improves", "The general performance is improved [as the sampling ratio grows from 0.3 to 0.7] for "
-                  "all three datasets", "trend", "regression slope of per-repetition log MSE on r, repetition as "
-                  "block", _ratio_trend),
-        ClaimSpec("halved", "The MSE value is reduced by at least 50% (San Francisco)", "pairwise",
-                  "paired test of the log-ratio MSE(r_max)/(0.5·MSE(r_min)) against 0", _halved, focus=True),
-        ClaimSpec("same_scale", "However, the performance actually stays on the same scale for each dataset",
-                  "equivalence", "TOST on per-repetition log MSE ratios with the stated margin", _same_scale),
-        ClaimSpec("sweep_vs_baseline", "(ours, not a claim of the paper) The sampling methods beat the split "
-                  "baseline at every ratio of the sweep", "range", "paired test on per-repetition log MSE ratios at "
-                  "each (method, r), Holm across the points", _sweep_vs_baseline),
+        ClaimSpec(
+            "improves",
+            "The general performance is improved [as the sampling ratio grows from 0.3 to 0.7] for all three datasets",
+            "trend",
+            "regression slope of per-repetition log MSE on r, repetition as block",
+            _ratio_trend,
+        ),
+        ClaimSpec(
+            "halved",
+            "The MSE value is reduced by at least 50% (San Francisco)",
+            "pairwise",
+            "paired test of the log-ratio MSE(r_max)/(0.5·MSE(r_min)) against 0",
+            _halved,
+            focus=True,
+        ),
+        ClaimSpec(
+            "same_scale",
+            "However, the performance actually stays on the same scale for each dataset",
+            "equivalence",
+            "TOST on per-repetition log MSE ratios with the stated margin",
+            _same_scale,
+        ),
+        ClaimSpec(
+            "sweep_vs_baseline",
+            "(ours, not a claim of the paper) The sampling methods beat the split baseline at every ratio of the sweep",
+            "range",
+            "paired test on per-repetition log MSE ratios at each (method, r), Holm across the points",
+            _sweep_vs_baseline,
+        ),
         ClaimSpec("theorem7", THEOREM7, "closed-form", "exact worst-case privacy loss", _theorem7, split=False),
     ),
 }
@@ -588,15 +802,27 @@ def claims_for(d: FigureData) -> list:
     rows; ``judge_figure`` judges them."""
     out = []
     for spec in CLAIMS[d.fig["kind"]]:
-        variants = ([(spec.words.format(r=r), {"ratio": r}) for r in sorted(d.ratios, reverse=True)]
-                    if spec.per_ratio else [(spec.words, {})])
+        variants = (
+            [(spec.words.format(r=r), {"ratio": r}) for r in sorted(d.ratios, reverse=True)]
+            if spec.per_ratio
+            else [(spec.words, {})]
+        )
         for words, opts in variants:
             if not spec.split:
                 pts, scope, ev = spec.decide(d, **opts)
-                out.append(V.Claim(PAPER, d.figure, words, scope, spec.kind, data_role="theory", points=pts,
-                                   evidence=ev) if pts else
-                           V.not_testable(PAPER, d.figure, words, scope, spec.kind,
-                                          "no city's data can be obtained here: " + _why(d), data_role="theory"))
+                out.append(
+                    V.Claim(PAPER, d.figure, words, scope, spec.kind, data_role="theory", points=pts, evidence=ev)
+                    if pts
+                    else V.not_testable(
+                        PAPER,
+                        d.figure,
+                        words,
+                        scope,
+                        spec.kind,
+                        "no city's data can be obtained here: " + _why(d),
+                        data_role="theory",
+                    )
+                )
                 continue
             for role, cities, missing in d.groups():
                 focus = d.fig.get("focus_city") if spec.focus else None
@@ -605,12 +831,31 @@ def claims_for(d: FigureData) -> list:
                         continue
                     cities, missing = [c for c in cities if c == focus], [c for c in missing if c == focus]
                 if not cities:
-                    out.append(V.not_testable(PAPER, d.figure, words, _scope(d, missing, [], "—"), spec.kind,
-                                              "data not available here: " + _why(d, missing), data_role=role))
+                    out.append(
+                        V.not_testable(
+                            PAPER,
+                            d.figure,
+                            words,
+                            _scope(d, missing, [], "—"),
+                            spec.kind,
+                            "data not available here: " + _why(d, missing),
+                            data_role=role,
+                        )
+                    )
                     continue
                 pts, what, ev = spec.decide(d, cities, **opts)
-                out.append(V.Claim(PAPER, d.figure, words, _scope(d, cities, missing, what), spec.kind,
-                                   data_role=role, points=pts, evidence=ev + _role_note(role)))
+                out.append(
+                    V.Claim(
+                        PAPER,
+                        d.figure,
+                        words,
+                        _scope(d, cities, missing, what),
+                        spec.kind,
+                        data_role=role,
+                        points=pts,
+                        evidence=ev + _role_note(role),
+                    )
+                )
     return out
 
 
@@ -623,8 +868,9 @@ def _why(d: FigureData, cities: list[str] | None = None) -> str:
     return "; ".join(f"{c}: {d.unavailable.get(d.dataset(c), 'no results')}" for c in cities)
 
 
-def judge_figure(raw: pd.DataFrame, fig: dict, figure: str, cities: dict, unavailable: dict,
-                 folds=(3, 5, 7)) -> pd.DataFrame:
+def judge_figure(
+    raw: pd.DataFrame, fig: dict, figure: str, cities: dict, unavailable: dict, folds=(3, 5, 7)
+) -> pd.DataFrame:
     """The figure's claims table (verdicts.CLAIM_COLUMNS), Holm across its claims."""
     d = FigureData(raw, fig, figure, cities, unavailable, tuple(folds))
     return V.judge(claims_for(d))
@@ -638,8 +884,12 @@ def figure_claims(table: pd.DataFrame, width: int = 160) -> list[dict]:
         lead = str(row["evidence"]).split(". ")[0]
         if len(lead) > width:
             lead = lead[: width - 1] + "…"
-        rows.append({**row, "evidence": f"{row['data_role']} data; {lead}" if row["data_role"] != "theory"
-                     else f"exact; {lead}"})
+        rows.append(
+            {
+                **row,
+                "evidence": f"{row['data_role']} data; {lead}" if row["data_role"] != "theory" else f"exact; {lead}",
+            }
+        )
     return rows
 
 
@@ -675,8 +925,17 @@ def _curve_style(mechanism: str, r: float, ratios: list[float]):
     return {**st, "label": label, "ls": ls}
 
 
-def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: dict, unavailable: dict,
-                    title: str, png, svg=None, claims=None) -> None:
+def plot_mse_figure(
+    summary: pd.DataFrame,
+    fig_cfg: dict,
+    cities: dict,
+    cards: dict,
+    unavailable: dict,
+    title: str,
+    png,
+    svg=None,
+    claims=None,
+) -> None:
     """Fig. 4 (x = ε) or Fig. 5 (x = r, baseline as a flat reference line): one panel per city with
     data, then the unavailable cities as one-line notices; one legend right of the panels."""
     import matplotlib.pyplot as plt
@@ -711,14 +970,26 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
             meas = c[c["metric"] == "mse"].sort_values(x)
             theory = c[c["metric"] == "mse_theory"].sort_values(x)
             if x == "r" and mech == BASELINE:
-                ax.axhline(float(meas["mean"].iloc[0]), color=st["color"],
-                           label=f"{st['label']}, every bit uploaded")
+                ax.axhline(float(meas["mean"].iloc[0]), color=st["color"], label=f"{st['label']}, every bit uploaded")
                 ax.axhspan(float(meas["ci_low"].iloc[0]), float(meas["ci_high"].iloc[0]), color=st["color"], alpha=0.15)
                 continue
-            ax.plot(meas[x], meas["mean"], marker=st["marker"], mfc=st["mfc"], color=st["color"], ls=st["ls"],
-                    label=st["label"])
-            ax.fill_between(meas[x], meas["ci_low"].clip(lower=meas["mean"] * 1e-3), meas["ci_high"],
-                            color=st["color"], alpha=0.15, lw=0)
+            ax.plot(
+                meas[x],
+                meas["mean"],
+                marker=st["marker"],
+                mfc=st["mfc"],
+                color=st["color"],
+                ls=st["ls"],
+                label=st["label"],
+            )
+            ax.fill_between(
+                meas[x],
+                meas["ci_low"].clip(lower=meas["mean"] * 1e-3),
+                meas["ci_high"],
+                color=st["color"],
+                alpha=0.15,
+                lw=0,
+            )
             if len(theory):
                 ax.plot(theory[x], theory["mean"], ls=":", color=st["color"], lw=0.9, alpha=0.9)
                 drew_theory = True
@@ -729,8 +1000,11 @@ def plot_mse_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: d
         ax.set_ylabel(f"MSE of the consumers' histograms ({unit})")
     for j, name in enumerate(missing):
         city = cities[name]
-        not_available_panel(fig.add_subplot(grid[len(heights) - len(missing) + j, :]), city.get("title", city["dataset"]),
-                            unavailable[city["dataset"]])
+        not_available_panel(
+            fig.add_subplot(grid[len(heights) - len(missing) + j, :]),
+            city.get("title", city["dataset"]),
+            unavailable[city["dataset"]],
+        )
     shared_legend(fig, axes)
     key = "markers: mean of the runs with 95% CI band" + ("; dotted: Lemma 6 theory" if drew_theory else "")
     set_suptitle(fig, f"{title} ({key})")
@@ -745,13 +1019,22 @@ def _edge_labels(m: int) -> list[str]:
     return [f"{e:.2g}" if k % every == 0 or k == m else "" for k, e in enumerate(edges)]
 
 
-def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards: dict, unavailable: dict,
-                       title: str, png, svg=None, claims=None) -> None:
+def plot_values_figure(
+    summary: pd.DataFrame,
+    fig_cfg: dict,
+    cities: dict,
+    cards: dict,
+    unavailable: dict,
+    title: str,
+    png,
+    svg=None,
+    claims=None,
+) -> None:
     """Figs. 1–3: per query (panel), the true histogram and each method's published histogram (mean
     over the runs, error bar ± 1 sd of one publication)."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import not_available_panel, save_figure, set_suptitle, shared_legend, style
+    from ..plotting import not_available_panel, save_figure, set_suptitle, shared_legend
 
     (name,) = fig_cfg["cities"]
     city = cities[name]
@@ -764,8 +1047,15 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
         save_figure(fig, png, svg, claims=claims)
         return
     ncols = len(folds)
-    fig, axes = plt.subplots(2, ncols, figsize=(4.8 * ncols, 6.6), squeeze=False, sharex="col",
-                             gridspec_kw={"height_ratios": [3, 2]}, layout="constrained")
+    fig, axes = plt.subplots(
+        2,
+        ncols,
+        figsize=(4.8 * ncols, 6.6),
+        squeeze=False,
+        sharex="col",
+        gridspec_kw={"height_ratios": [3, 2]},
+        layout="constrained",
+    )
     est = summary[summary["metric"] == "estimate"]
     tru = summary[summary["metric"] == "truth"]
     n_users = int(est["n_users"].iloc[0])
@@ -778,8 +1068,9 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
     for ax, err_ax, m in zip(axes[0], axes[1], folds):
         t = tru[tru["query"] == m].groupby("bin")["mean"].first().sort_index()
         bins = t.index.to_numpy()
-        ax.bar(bins - 0.4 + width / 2, t.to_numpy(), width, color="white", edgecolor="black", lw=0.8,
-               label="ground truth")
+        ax.bar(
+            bins - 0.4 + width / 2, t.to_numpy(), width, color="white", edgecolor="black", lw=0.8, label="ground truth"
+        )
         for k, (mech, r) in enumerate(curves):
             e = est[(est["query"] == m) & (est["mechanism"] == mech) & (est["r"] == r)].sort_values("bin")
             vals = e["mean"].to_numpy()
@@ -790,9 +1081,19 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
             hatch = "///" if st["ls"] != "-" else None
             pos = e["bin"].to_numpy() - 0.4 + width * (k + 1.5)
             for a, y in ((ax, vals), (err_ax, e["mean"].to_numpy() - t.reindex(e["bin"]).to_numpy())):
-                a.bar(pos, y, width, yerr=e["std"].to_numpy(), color=st["color"], alpha=0.85, hatch=hatch,
-                      edgecolor="white" if hatch else None, lw=0, label=st["label"] if a is ax else None,
-                      error_kw={"lw": 0.7, "capsize": 1.5})
+                a.bar(
+                    pos,
+                    y,
+                    width,
+                    yerr=e["std"].to_numpy(),
+                    color=st["color"],
+                    alpha=0.85,
+                    hatch=hatch,
+                    edgecolor="white" if hatch else None,
+                    lw=0,
+                    label=st["label"] if a is ax else None,
+                    error_kw={"lw": 0.7, "capsize": 1.5},
+                )
         for a in (ax, err_ax):
             a.set_xticks(np.arange(m + 1) - 0.5, _edge_labels(m))
             a.set_xlim(-0.5, m - 0.5)
@@ -805,9 +1106,12 @@ def plot_values_figure(summary: pd.DataFrame, fig_cfg: dict, cities: dict, cards
         err_ax.set_xlabel("salary, as a fraction of [v_min, v_max]")
     shared_legend(fig, axes[0])
     eps = ", ".join(f"{e:g}" for e in sorted(est["eps"].unique()))
-    set_suptitle(fig, f"{title} — {panel_title(city, cards.get(ds), n_users).replace(chr(10), ' — ')}; ε = {eps}; "
-                      f"bars: mean of {int(est['n'].max())} runs, error bars ± 1 sd of one publication; "
-                      "lower row: error of the mean published histogram")
+    set_suptitle(
+        fig,
+        f"{title} — {panel_title(city, cards.get(ds), n_users).replace(chr(10), ' — ')}; ε = {eps}; "
+        f"bars: mean of {int(est['n'].max())} runs, error bars ± 1 sd of one publication; "
+        "lower row: error of the mean published histogram",
+    )
     save_figure(fig, png, svg, claims=claims)
 
 

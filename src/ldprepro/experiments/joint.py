@@ -44,7 +44,6 @@ TIME_METRICS = ("time_s", "time_ratio_to_lremh")
 # experiment_params / experiment_outputs: in ldprepro.pipeline (parse-time, no pandas); re-exported.
 from ..pipeline import experiment_outputs, experiment_params  # noqa: E402,F401
 
-
 # ------------------------------------------------------------------------------------------------
 # data
 # ------------------------------------------------------------------------------------------------
@@ -93,8 +92,11 @@ def _estimators(exp: dict) -> dict:
     em_kw = {"gap": float(e["gap"]), "stop": e["stop"], "max_iter": int(e["max_iter"])}
     la_kw = {"alpha": float(la["alpha"]), "mode": la["mode"], "max_iter": int(la["max_iter"])}
     cv = exp.get("converged") or {}
-    conv_kw = {"gap": float(cv.get("gap", 1e-6)), "stop": cv.get("stop", "loglik"),
-               "max_iter": int(cv.get("max_iter", 3000))}
+    conv_kw = {
+        "gap": float(cv.get("gap", 1e-6)),
+        "stop": cv.get("stop", "loglik"),
+        "max_iter": int(cv.get("max_iter", 3000)),
+    }
 
     def em_with(kw, impl):
         def run_em(bl, qs, ps):
@@ -104,6 +106,7 @@ def _estimators(exp: dict) -> dict:
             C = int(np.prod(sizes))
             cand = np.stack(np.unravel_index(np.arange(C), sizes), axis=1)
             return em_candidates(bl, qs, ps, cand, np.ones(C), **kw)
+
         return run_em
 
     tau = float(exp["lremh"]["tau"])
@@ -174,8 +177,15 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                         sz = [sizes[j] for j in S]
                         blocks = rr.blocks(reports, S)
                         truth = true_joint(sample[:, S], sz)
-                        base = {"paper": PAPER, "dataset": dataset, "eps": eps, "f": f, "k": k,
-                                "n_users": n_users, "rep": run * len(ss) + si}
+                        base = {
+                            "paper": PAPER,
+                            "dataset": dataset,
+                            "eps": eps,
+                            "f": f,
+                            "k": k,
+                            "n_users": n_users,
+                            "rep": run * len(ss) + si,
+                        }
                         secs = {}
                         for m in methods:
                             if not runs_control(exp, m, k, si):
@@ -185,26 +195,38 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             secs[m] = time.perf_counter() - t0
                             spent[m] += secs[m]
                             r = {**base, "figure": exp["avd_figure"], "mechanism": m}
-                            rows += [{**r, "metric": "avd", "value": avd(truth, est.theta)},
-                                     {**r, "metric": "iterations", "value": float(est.iterations)},
-                                     {**r, "metric": "candidates", "value": float(est.candidates)}]
+                            rows += [
+                                {**r, "metric": "avd", "value": avd(truth, est.theta)},
+                                {**r, "metric": "iterations", "value": float(est.iterations)},
+                                {**r, "metric": "candidates", "value": float(est.candidates)},
+                            ]
                             if m != "lasso":
-                                rows += [{**r, "metric": "converged", "value": float(est.info["converged"])},
-                                         {**r, "metric": "loglik",
-                                          "value": loglik(blocks, rr.q_star, rr.p_star, est.theta) / n_users}]
+                                rows += [
+                                    {**r, "metric": "converged", "value": float(est.info["converged"])},
+                                    {
+                                        **r,
+                                        "metric": "loglik",
+                                        "value": loglik(blocks, rr.q_star, rr.p_star, est.theta) / n_users,
+                                    },
+                                ]
                             if m in ("lremh", "lremh_converged"):
                                 pruned = est.info["pruned"]
-                                rows += [{**r, "metric": "pruned_true_mass", "value": float(truth[pruned].sum())},
-                                         {**r, "metric": "kept_fraction", "value": est.candidates / truth.size}]
+                                rows += [
+                                    {**r, "metric": "pruned_true_mass", "value": float(truth[pruned].sum())},
+                                    {**r, "metric": "kept_fraction", "value": est.candidates / truth.size},
+                                ]
                         for m in secs:
                             r = {**base, "figure": exp["time_figure"], "mechanism": m}
                             time_rows.append({**r, "metric": "time_s", "value": secs[m]})
                             ref = time_reference(m)
                             if ref in secs:
-                                time_rows.append({**r, "metric": "time_ratio_to_lremh",
-                                                  "value": secs[m] / max(secs[ref], 1e-12)})
-                log(f"{dataset} run {run} f={f:g}: done; estimation seconds "
-                    + ", ".join(f"{m} {v:.1f}" for m, v in spent.items()))
+                                time_rows.append(
+                                    {**r, "metric": "time_ratio_to_lremh", "value": secs[m] / max(secs[ref], 1e-12)}
+                                )
+                log(
+                    f"{dataset} run {run} f={f:g}: done; estimation seconds "
+                    + ", ".join(f"{m} {v:.1f}" for m, v in spent.items())
+                )
     return time_rows, rows
 
 
@@ -214,10 +236,17 @@ def feasibility_table(sizes: list[int], n_users: int, ks=range(2, 9), budget_gib
     out = []
     for k in ks:
         mem = memory_estimate(worst[:k], n_users)
-        out.append({"k": k, "candidates": mem["candidates"], "em_factorised_gib": mem["em"] / 2**30,
-                    "em_explicit_gib": mem["em_explicit"] / 2**30, "lasso_gib": mem["lasso"] / 2**30,
-                    "lremh_gib": mem["lremh"] / 2**30,
-                    "fits": max(mem["em"], mem["em_explicit"], mem["lremh"]) / 2**30 <= budget_gib})
+        out.append(
+            {
+                "k": k,
+                "candidates": mem["candidates"],
+                "em_factorised_gib": mem["em"] / 2**30,
+                "em_explicit_gib": mem["em_explicit"] / 2**30,
+                "lasso_gib": mem["lasso"] / 2**30,
+                "lremh_gib": mem["lremh"] / 2**30,
+                "fits": max(mem["em"], mem["em_explicit"], mem["lremh"]) / 2**30 <= budget_gib,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -246,8 +275,17 @@ def _yerr(g: pd.DataFrame, log: bool = False) -> list:
     return [(g["mean"] - low).clip(lower=0), (g["ci_high"] - g["mean"]).clip(lower=0)]
 
 
-def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict, png, svg=None, claims=None,
-                f_values=None, privacy: dict | None = None) -> None:
+def plot_figure(
+    summary: pd.DataFrame,
+    kind: str,
+    title: str,
+    unavailable: dict,
+    png,
+    svg=None,
+    claims=None,
+    f_values=None,
+    privacy: dict | None = None,
+) -> None:
     """Top row: estimation time (log) or AVD per f; bottom row: each method's mean time divided by
     LREMH's mean time (the ratio of means, from the summary), or LREMH's pruning diagnostics (AVD,
     true mass pruned, fraction of candidates kept; all shares in [0, 1]). One legend per row, right
@@ -257,8 +295,9 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
     from ..plotting import not_available_panel, plain_log_ticks, save_figure, set_suptitle, shared_legend, style
 
     if unavailable:
-        fig, axes = plt.subplots(len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False,
-                                 layout="constrained")
+        fig, axes = plt.subplots(
+            len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False, layout="constrained"
+        )
         for ax, (k, v) in zip(axes[:, 0], unavailable.items()):
             not_available_panel(ax, str(k), v)
         set_suptitle(fig, title)
@@ -306,12 +345,23 @@ def plot_figure(summary: pd.DataFrame, kind: str, title: str, unavailable: dict,
         else:
             s = summary[(summary["f"] == f) & (summary["mechanism"] == "lremh")]
             st = style("lremh")
-            for metric2, ls, mfc, lab in [("avd", "-", st["color"], "LREMH AVD"),
-                                          ("pruned_true_mass", "--", "none", "true mass pruned by LREMH"),
-                                          ("kept_fraction", ":", "white", "fraction of candidates LREMH keeps")]:
+            for metric2, ls, mfc, lab in [
+                ("avd", "-", st["color"], "LREMH AVD"),
+                ("pruned_true_mass", "--", "none", "true mass pruned by LREMH"),
+                ("kept_fraction", ":", "white", "fraction of candidates LREMH keeps"),
+            ]:
                 g = s[s["metric"] == metric2].sort_values("k")
-                ax.errorbar(g["k"], g["mean"], yerr=_yerr(g), capsize=3, ls=ls, color=st["color"],
-                            marker=st["marker"], mfc=mfc, label=lab)
+                ax.errorbar(
+                    g["k"],
+                    g["mean"],
+                    yerr=_yerr(g),
+                    capsize=3,
+                    ls=ls,
+                    color=st["color"],
+                    marker=st["marker"],
+                    mfc=mfc,
+                    label=lab,
+                )
             ax.set_ylim(0, 1.02)
             ax.set_ylabel("share (0–1): AVD, pruned mass,\ncandidates kept")
         ax.set_xlabel("dimension k")

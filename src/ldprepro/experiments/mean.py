@@ -17,7 +17,7 @@ limit theorem. Estimators without a closed form (biased readings) get no theory 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -68,8 +68,9 @@ class HierAEstimator:
     variance of the intended-mode estimate without clipping (with clipping it is the unclipped
     reference; clipping matters only for small groups, spec §6.1); none for the biased readings."""
 
-    def __init__(self, eps: float, mu: int = 2, step5_mode: str = "intended", clip: bool = True,
-                 multipliers=(5, 4, 3, 2, 1)):
+    def __init__(
+        self, eps: float, mu: int = 2, step5_mode: str = "intended", clip: bool = True, multipliers=(5, 4, 3, 2, 1)
+    ):
         from ..graded import GradedLevels, HierA
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
@@ -101,8 +102,9 @@ class GradedLaplaceEstimator(PerturbAndAverage):
     def __init__(self, eps: float, multipliers=(5, 4, 3, 2, 1)):
         from ..graded import GradedLaplace, GradedLevels
 
-        super().__init__(GradedLaplace(GradedLevels.from_base_eps(eps, k=len(multipliers),
-                                                                  multipliers=list(multipliers))))
+        super().__init__(
+            GradedLaplace(GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers)))
+        )
         self._level_sizes, self._sized_for = None, None
 
     def estimate(self, x, rng):
@@ -144,9 +146,12 @@ class AtLevelEstimator:
 
 
 #: Estimators that are not "perturb with a 1-D mechanism and average".
-ESTIMATORS = {"hiera": HierAEstimator, "graded_laplace": GradedLaplaceEstimator,
-              "harmony_at_level": lambda eps, **kw: AtLevelEstimator("harmony", eps, **kw),
-              "pm_at_level": lambda eps, **kw: AtLevelEstimator("pm", eps, **kw)}
+ESTIMATORS = {
+    "hiera": HierAEstimator,
+    "graded_laplace": GradedLaplaceEstimator,
+    "harmony_at_level": lambda eps, **kw: AtLevelEstimator("harmony", eps, **kw),
+    "pm_at_level": lambda eps, **kw: AtLevelEstimator("pm", eps, **kw),
+}
 
 
 def make_collector(mechanism: str, eps: float, d: int, params: dict | None = None):
@@ -163,9 +168,18 @@ def make_collector(mechanism: str, eps: float, d: int, params: dict | None = Non
     return PerturbAndAverage(get_multidim(mechanism, eps, d, **params))
 
 
-def mean_error_rows(values: np.ndarray, mechanism: str, eps_list, reps: int, seed: int, key: dict,
-                    base: dict, params: dict | None = None, budget_fraction: float = 1.0,
-                    collector: Callable | None = None) -> list[dict]:
+def mean_error_rows(
+    values: np.ndarray,
+    mechanism: str,
+    eps_list,
+    reps: int,
+    seed: int,
+    key: dict,
+    base: dict,
+    params: dict | None = None,
+    budget_fraction: float = 1.0,
+    collector: Callable | None = None,
+) -> list[dict]:
     """Tidy rows of the mean-estimation error of ``mechanism`` on ``values`` ((n,) or (n, d) in
     [−1, 1]) for every ε in ``eps_list`` and ``reps`` repetitions.
 
@@ -182,14 +196,26 @@ def mean_error_rows(values: np.ndarray, mechanism: str, eps_list, reps: int, see
         eps = float(eps)
         eps_numeric = eps * budget_fraction
         est = (collector or make_collector)(mechanism, eps_numeric, d, params)
-        common = {**base, "mechanism": mechanism, "eps": eps, "eps_numeric": eps_numeric, "n_users": n,
-                  "n_attributes": d}
+        common = {
+            **base,
+            "mechanism": mechanism,
+            "eps": eps,
+            "eps_numeric": eps_numeric,
+            "n_users": n,
+            "n_attributes": d,
+        }
         var = est.var_of_mean(x)
         if var is not None:
             var_of_mean = np.atleast_1d(np.asarray(var, dtype=float))
             rows.append({**common, "rep": 0, "metric": "sq_error_theory", "value": float(var_of_mean.mean())})
-            rows.append({**common, "rep": 0, "metric": "abs_error_theory",
-                         "value": float(np.mean(np.sqrt(2.0 / math.pi * var_of_mean)))})
+            rows.append(
+                {
+                    **common,
+                    "rep": 0,
+                    "metric": "abs_error_theory",
+                    "value": float(np.mean(np.sqrt(2.0 / math.pi * var_of_mean))),
+                }
+            )
         for rep in range(int(reps)):
             rng = rng_for(seed, {**key, "eps": eps, "rep": rep})
             estimate = est.estimate(x, rng)

@@ -26,13 +26,17 @@ def panel_columns(card: dict, panel: dict) -> list[str]:
     if "columns" in panel:
         missing = [c for c in panel["columns"] if c not in numeric]
         if missing:
-            raise ValueError(f"panel {panel['dataset']}: columns {missing} are not numeric columns of the "
-                             f"dataset (numeric: {numeric[:12]}{' …' if len(numeric) > 12 else ''})")
+            raise ValueError(
+                f"panel {panel['dataset']}: columns {missing} are not numeric columns of the "
+                f"dataset (numeric: {numeric[:12]}{' …' if len(numeric) > 12 else ''})"
+            )
         return list(panel["columns"])
     if "column_regex" in panel:
         cols = [c for c in numeric if re.fullmatch(panel["column_regex"], c)]
         if not cols:
-            raise ValueError(f"panel {panel['dataset']}: column_regex {panel['column_regex']!r} matches no numeric column")
+            raise ValueError(
+                f"panel {panel['dataset']}: column_regex {panel['column_regex']!r} matches no numeric column"
+            )
         return cols
     return numeric
 
@@ -68,8 +72,9 @@ def run_reps(fig: dict) -> int:
     return max(int(fig["reps"]), int(fig.get("test_reps", 0)))
 
 
-def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int,
-            paper: str, figure: str) -> list[dict]:
+def run_job(
+    fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int, paper: str, figure: str
+) -> list[dict]:
     """Every (sweep value × size × ε × repetition) of one mechanism on one panel's dataset."""
     values = panel_values(df, card, panel, fig.get("max_users"))
     d = 1 if values.ndim == 1 else values.shape[1]
@@ -83,11 +88,26 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
             params["discretize"] = int(fig["discretize"])
         for size in sizes:
             size = min(int(size), len(values))
-            key = {"paper": paper, "figure": figure, "dataset": panel["dataset"], "mechanism": mechanism,
-                   "n": size, **params}
+            key = {
+                "paper": paper,
+                "figure": figure,
+                "dataset": panel["dataset"],
+                "mechanism": mechanism,
+                "n": size,
+                **params,
+            }
             base = {"paper": paper, "figure": figure, "dataset": panel["dataset"], **params}
-            rows += mean_error_rows(values[:size], mechanism, fig["eps"], run_reps(fig), seed, key, base,
-                                    params=params, budget_fraction=budget_fraction(fig, panel, d, card))
+            rows += mean_error_rows(
+                values[:size],
+                mechanism,
+                fig["eps"],
+                run_reps(fig),
+                seed,
+                key,
+                base,
+                params=params,
+                budget_fraction=budget_fraction(fig, panel, d, card),
+            )
     return rows
 
 
@@ -104,8 +124,11 @@ def curve_label(row: pd.Series, params=CURVE_PARAMS) -> str:
 
     label = style(row["mechanism"])["label"]
     symbol = {"alpha": "α", "mu": "μ", "eps": "ε"}
-    extras = [f"{symbol.get(p, p)}={row[p]:g}" for p in params
-              if p in row and pd.notna(row[p]) and p not in ("discretize", "clip", "mechanism", "group_rule")]
+    extras = [
+        f"{symbol.get(p, p)}={row[p]:g}"
+        for p in params
+        if p in row and pd.notna(row[p]) and p not in ("discretize", "clip", "mechanism", "group_rule")
+    ]
     if "clip" in params and "clip" in row and pd.notna(row["clip"]):
         extras.append("clipped" if row["clip"] else "unclipped")
     if "discretize" in params and "discretize" in row and pd.notna(row["discretize"]):
@@ -123,17 +146,25 @@ def _panel_curves(s: pd.DataFrame, metric: str, xcol: str, x_params: tuple, swee
     from ..plotting import style, variant
 
     # a parameter is a curve only when it varies here (ε only off the x axis)
-    curve_cols = ["mechanism"] + [p for p in CURVE_PARAMS
-                                  if p in s.columns and s[p].notna().any() and p not in x_params and p != xcol
-                                  and (p != "eps" or s[p].nunique() > 1)]
+    curve_cols = ["mechanism"] + [
+        p
+        for p in CURVE_PARAMS
+        if p in s.columns
+        and s[p].notna().any()
+        and p not in x_params
+        and p != xcol
+        and (p != "eps" or s[p].nunique() > 1)
+    ]
     curves, levels = {}, []
     for keys, g in s.groupby(curve_cols, dropna=False, sort=False):
         keys = keys if isinstance(keys, tuple) else (keys,)
         ident = dict(zip(curve_cols, keys))
         st = style(ident["mechanism"])
-        st = variant(st, clip=ident.get("clip") if pd.notna(ident.get("clip", np.nan)) else None,
-                     discretize=ident.get("discretize") if not x_params and pd.notna(ident.get("discretize", np.nan))
-                     else None)
+        st = variant(
+            st,
+            clip=ident.get("clip") if pd.notna(ident.get("clip", np.nan)) else None,
+            discretize=ident.get("discretize") if not x_params and pd.notna(ident.get("discretize", np.nan)) else None,
+        )
         if ident.get("group_rule") == "fixed":  # SGD control (fixed number of steps): dotted, hollow
             st["ls"], st["mfc"] = ":", "none"
         for p, vals in sweep_values.items():
@@ -144,17 +175,29 @@ def _panel_curves(s: pd.DataFrame, metric: str, xcol: str, x_params: tuple, swee
             continue
         for _, row in meas[meas[xcol].isna()].iterrows():  # no x value (continuous output): a level
             kind = {"three_outputs": " (3 outputs)", "non_private": ""}.get(ident["mechanism"], " (continuous)")
-            levels.append({**st, "label": st["label"] + kind, "mean": row["mean"], "ci_low": row["ci_low"],
-                           "ci_high": row["ci_high"]})
+            levels.append(
+                {
+                    **st,
+                    "label": st["label"] + kind,
+                    "mean": row["mean"],
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
+                }
+            )
         meas = meas[meas[xcol].notna()]
         if meas.empty:
             continue
         st["label"] = curve_label(meas.iloc[0], curve_cols) + (" (discretised)" if x_params else "")
         theory = g[g["metric"] == f"{metric}_theory"].sort_values(xcol)
-        curves[keys] = {"style": st, "mechanism": ident["mechanism"], "x": meas[xcol].to_numpy(float),
-                        "mean": meas["mean"].to_numpy(float), "ci_low": meas["ci_low"].to_numpy(float),
-                        "ci_high": meas["ci_high"].to_numpy(float),
-                        "theory": (theory[xcol].to_numpy(float), theory["mean"].to_numpy(float)) if len(theory) else None}
+        curves[keys] = {
+            "style": st,
+            "mechanism": ident["mechanism"],
+            "x": meas[xcol].to_numpy(float),
+            "mean": meas["mean"].to_numpy(float),
+            "ci_low": meas["ci_low"].to_numpy(float),
+            "ci_high": meas["ci_high"].to_numpy(float),
+            "theory": (theory[xcol].to_numpy(float), theory["mean"].to_numpy(float)) if len(theory) else None,
+        }
     return curves, levels
 
 
@@ -173,8 +216,9 @@ def _log_limits(ax, curves: dict, levels: list) -> None:
     ax.set_ylim(lo / 1.3, hi * 1.3)
 
 
-def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, title: str, png, svg=None,
-                     claims=None) -> None:
+def plot_mean_figure(
+    summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, title: str, png, svg=None, claims=None
+) -> None:
     """One panel per available dataset (markers: measured mean, band: 95% CI; thin dashes: exact theory
     where the jobs wrote ``<metric>_theory`` rows), a ratio-to-best panel under each when two curves
     lie within ×1.5 of each other (``ratio_panel`` in the figure's config forces it on or off), one
@@ -182,8 +226,16 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from ..plotting import (LINESTYLE, curves_overlap, draw_ratio_panel, not_available_panel, plain_log_ticks,
-                            save_figure, set_suptitle, shared_legend)
+    from ..plotting import (
+        LINESTYLE,
+        curves_overlap,
+        draw_ratio_panel,
+        not_available_panel,
+        plain_log_ticks,
+        save_figure,
+        set_suptitle,
+        shared_legend,
+    )
 
     panels = fig_cfg["panels"]
     real = [p for p in panels if p["dataset"] not in unavailable]
@@ -229,10 +281,23 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             ax.axhspan(lv["ci_low"], lv["ci_high"], color=lv["color"], alpha=0.12, lw=0)
         for cv in curves.values():
             st = cv["style"]
-            ax.plot(cv["x"], cv["mean"], marker=st["marker"], color=st["color"], mfc=st["mfc"], ls=st["ls"],
-                    label=st["label"])
-            ax.fill_between(cv["x"], np.clip(cv["ci_low"], cv["mean"] * 1e-3, None), cv["ci_high"], color=st["color"],
-                            alpha=0.18, lw=0)
+            ax.plot(
+                cv["x"],
+                cv["mean"],
+                marker=st["marker"],
+                color=st["color"],
+                mfc=st["mfc"],
+                ls=st["ls"],
+                label=st["label"],
+            )
+            ax.fill_between(
+                cv["x"],
+                np.clip(cv["ci_low"], cv["mean"] * 1e-3, None),
+                cv["ci_high"],
+                color=st["color"],
+                alpha=0.18,
+                lw=0,
+            )
             if cv["theory"] is not None:
                 ax.plot(*cv["theory"], ls=LINESTYLE["theory"], color=st["color"], lw=0.9, alpha=0.9)
                 drew_theory.add((cv["mechanism"], metric))
@@ -247,9 +312,11 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
         ax.set_ylabel(ylabel)
         if ratio:
             if curves:
-                draw_ratio_panel(bottom, {k: (cv["x"], cv["mean"], cv["ci_low"], cv["ci_high"])
-                                          for k, cv in curves.items()},
-                                 {k: cv["style"] for k, cv in curves.items()})
+                draw_ratio_panel(
+                    bottom,
+                    {k: (cv["x"], cv["mean"], cv["ci_low"], cv["ci_high"]) for k, cv in curves.items()},
+                    {k: cv["style"] for k, cv in curves.items()},
+                )
             bottom.set_ylabel("÷ lowest mean")
             ax.tick_params(labelbottom=False)
         if xcol in ("n_users", "n_outputs"):
@@ -258,8 +325,13 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
             ticks = sorted(set(s[xcol].dropna()))
             bottom.set_xticks(ticks, [f"{t:g}" for t in ticks])
             bottom.minorticks_off()
-        bottom.set_xlabel({"eps": "privacy budget ε", "n_users": "number of users n",
-                           "n_outputs": "number of output values 2m+1"}.get(xcol, xcol))
+        bottom.set_xlabel(
+            {
+                "eps": "privacy budget ε",
+                "n_users": "number of users n",
+                "n_outputs": "number of output values 2m+1",
+            }.get(xcol, xcol)
+        )
     # the unavailable datasets: compact one-line notices after the real panels
     first_na_row = real_rows
     for j, panel in enumerate(missing):
@@ -271,8 +343,12 @@ def plot_mean_figure(summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, ti
     if drew_theory:
         extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9), theory_key))
     if ratio and main_axes:
-        extra.append((Line2D([], [], color="black", lw=0.8),
-                      "lower panels: mean ÷ the lowest mean at each x\n(band: 95% CI ÷ the same)"))
+        extra.append(
+            (
+                Line2D([], [], color="black", lw=0.8),
+                "lower panels: mean ÷ the lowest mean at each x\n(band: 95% CI ÷ the same)",
+            )
+        )
     shared_legend(fig, main_axes, extra)
     key = "markers: measured mean, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
     set_suptitle(fig, f"{title} ({key})" if real else title)

@@ -43,8 +43,10 @@ def _encode_categorical(values: pd.Series, cats: list, encoding: str, on: float,
     codes = pd.Index(cats).get_indexer(pd.Series(values).astype(object))  # −1: missing or unknown
     if (codes < 0).any():
         bad = values[codes < 0]
-        raise ValueError(f"categorical column {values.name!r}: {len(bad)} values missing or outside its categories "
-                         f"(first: {bad.iloc[0]!r}); the dataset's cleaning must drop or map them")
+        raise ValueError(
+            f"categorical column {values.name!r}: {len(bad)} values missing or outside its categories "
+            f"(first: {bad.iloc[0]!r}); the dataset's cleaning must drop or map them"
+        )
     if encoding == "ordinal":  # consecutive integers in the card's category order, rescaled to [−1, 1]
         k = len(cats)
         return (2.0 * codes / (k - 1) - 1.0 if k > 1 else np.zeros(len(codes)))[:, None]
@@ -119,17 +121,21 @@ def _levels(fig: dict, eps: float) -> GradedLevels:
     return GradedLevels.from_base_eps(eps, k=int(g.get("k", 5)), multipliers=g.get("multipliers"))
 
 
-def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, params: dict,
-               side: np.ndarray | None):
+def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, params: dict, side: np.ndarray | None):
     """``collect(grads, rows, rng)`` for one ε (``sgd.group_collector``): Alg. 6 multidimensional
     perturbation (papers 002, 003), or paper 000's graded collection (``collector: graded``;
     ``ldprepro.graded_sgd``), which needs each user's component levels ``side``."""
     if mechanism == "non_private":
         return group_collector()
     if fig.get("collector", "multidim") == "graded":
-        col = GradedGradientCollector(mechanism, _levels(fig, eps), mu=int(params.get("mu", 2)),
-                                      step5_mode=params.get("step5_mode", "intended"), clip=params.get("clip", True),
-                                      component_rule=fig.get("graded", {}).get("component_rule", "sample_one"))
+        col = GradedGradientCollector(
+            mechanism,
+            _levels(fig, eps),
+            mu=int(params.get("mu", 2)),
+            step5_mode=params.get("step5_mode", "intended"),
+            clip=params.get("clip", True),
+            component_rule=fig.get("graded", {}).get("component_rule", "sample_one"),
+        )
         return group_collector(aggregate_fits=lambda g, rows, rng: col.aggregate_fits(g, side[rows], rng))
     return group_collector(get_multidim(mechanism, eps, d, discretize=disc))
 
@@ -140,14 +146,20 @@ def group_rules(fig: dict, figure: str = "") -> list[str]:
     rules = [rules] if isinstance(rules, str) else list(rules)
     bad = [r for r in rules if r not in GROUP_RULES]
     if bad or not rules:
-        raise ValueError(f"figure {figure}: group_rule must be one of {GROUP_RULES} or a list of them, got {bad or rules!r}")
+        raise ValueError(
+            f"figure {figure}: group_rule must be one of {GROUP_RULES} or a list of them, got {bad or rules!r}"
+        )
     if "fixed" in rules and not (isinstance(fig.get("fixed_groups"), int) and fig["fixed_groups"] >= 1):
-        raise ValueError(f"figure {figure}: group_rule 'fixed' needs fixed_groups (a positive integer), "
-                         f"got {fig.get('fixed_groups')!r}")
+        raise ValueError(
+            f"figure {figure}: group_rule 'fixed' needs fixed_groups (a positive integer), "
+            f"got {fig.get('fixed_groups')!r}"
+        )
     return rules
 
 
-def cv_splits(n: int, folds_k: int, cv_reps: int, seed: int, common: dict) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+def cv_splits(
+    n: int, folds_k: int, cv_reps: int, seed: int, common: dict
+) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
     """(cv_rep, fold, training rows in visiting order, test rows) of every fit. Keyed by ``common``
     (paper, figure, dataset) and the repetition only: the same for every mechanism, ε and rule."""
     fits = []
@@ -155,7 +167,9 @@ def cv_splits(n: int, folds_k: int, cv_reps: int, seed: int, common: dict) -> li
         split_seed = int(rng_for(seed, {**common, "cv_rep": cv_rep, "purpose": "folds"}).integers(2**31 - 1))
         folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
         for fold, (train, test) in enumerate(folds.split(np.empty((n, 0)))):
-            order = rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"}).permutation(train.size)
+            order = rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"}).permutation(
+                train.size
+            )
             fits.append((cv_rep, fold, train[order].astype(np.int32 if n < 2**31 else np.int64), test))
     return fits
 
@@ -164,15 +178,18 @@ def _graded_columns(fig: dict, mechanism: str, params: dict, budget_factor: floa
     """Settings of the graded collection recorded in every row (HierA's μ and clipping only for HierA)."""
     if fig.get("collector") != "graded":
         return {}
-    cols = {"component_rule": fig.get("graded", {}).get("component_rule", "sample_one"),
-            "budget_factor": budget_factor if mechanism not in ("harmony", "pm", "non_private") else 1.0}
+    cols = {
+        "component_rule": fig.get("graded", {}).get("component_rule", "sample_one"),
+        "budget_factor": budget_factor if mechanism not in ("harmony", "pm", "non_private") else 1.0,
+    }
     if mechanism == "hiera":
         cols.update(mu=int(params.get("mu", 2)), clip=bool(params.get("clip", True)))
     return cols
 
 
-def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int,
-            paper: str, figure: str) -> list[dict]:
+def run_job(
+    fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int, paper: str, figure: str
+) -> list[dict]:
     """Every (discretisation × swept parameter × ε × CV repetition × fold) of one mechanism on one
     panel. Panels may override the figure's ``model`` and ``metric``; ``sweep`` (e.g. HierA's
     ``clip``) applies to ``sweep_mechanisms``. ``rep`` = CV repetition × folds + fold."""
@@ -188,8 +205,13 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     side, budget_factor = None, float("nan")
     if fig.get("collector") == "graded":
         levels = _levels(fig, 1.0)
-        side = component_levels(X, y, levels, d - 1 if panel.get("intercept") else None,
-                                fig.get("graded", {}).get("intercept_level", "target"))
+        side = component_levels(
+            X,
+            y,
+            levels,
+            d - 1 if panel.get("intercept") else None,
+            fig.get("graded", {}).get("intercept_level", "target"),
+        )
         budget_factor = mean_budget_factor(side, levels)
     sweep = fig.get("sweep", {}) if mechanism in fig.get("sweep_mechanisms", ["hiera"]) else {}
     names = list(sweep)
@@ -200,8 +222,9 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
     orders = [train for _, _, train, _ in fits]
     n_train_min = min(o.size for o in orders)
     rows = []
-    for disc, combo, eps, rule in itertools.product(disc_values, itertools.product(*(sweep[k] for k in names)),
-                                                    fig["eps"], rules):
+    for disc, combo, eps, rule in itertools.product(
+        disc_values, itertools.product(*(sweep[k] for k in names)), fig["eps"], rules
+    ):
         params = {**fig.get("mechanism_params", {}).get(mechanism, {}), **dict(zip(names, combo))}
         extra = _graded_columns(fig, mechanism, params, budget_factor)
         eps = float(eps)
@@ -211,16 +234,48 @@ def run_job(fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict
             G = max(1, n_train_min // int(fig["fixed_groups"]))
         n_groups = max(1, n_train_min // G) if G <= n_train_min else 1  # a fold one user larger may take one more
         collect = _collector(fig, mechanism, eps, d, disc, params, side)
-        key = {**common, "mechanism": mechanism, "eps": eps, "discretize": disc, "group_rule": rule,
-               **dict(zip(names, combo)), "purpose": "noise"}
-        thetas = ldp_sgd_fits(X, y, orders, model, collect, G, fig["lambda"], fig["learning_rate"],
-                              fig.get("eta0", 1.0), rng_for(seed, key))
-        for (cv_rep, fold, train, test), theta in zip(fits, thetas):
+        key = {
+            **common,
+            "mechanism": mechanism,
+            "eps": eps,
+            "discretize": disc,
+            "group_rule": rule,
+            **dict(zip(names, combo)),
+            "purpose": "noise",
+        }
+        thetas = ldp_sgd_fits(
+            X,
+            y,
+            orders,
+            model,
+            collect,
+            G,
+            fig["lambda"],
+            fig["learning_rate"],
+            fig.get("eta0", 1.0),
+            rng_for(seed, key),
+        )
+        for (cv_rep, fold, _train, test), theta in zip(fits, thetas):
             metric, value = evaluate(model, theta, X[test], y[test])
-            rows.append({"paper": paper, "figure": figure, "dataset": panel["dataset"],
-                         "mechanism": mechanism, "eps": eps, "rep": cv_rep * folds_k + fold,
-                         "discretize": disc, "n_outputs": n_outputs(disc), "model": model,
-                         "n_users": n, "n_features": d, "group_rule": rule, "group_size": G,
-                         "n_groups": n_groups, **extra,
-                         "metric": metric, "value": value})
+            rows.append(
+                {
+                    "paper": paper,
+                    "figure": figure,
+                    "dataset": panel["dataset"],
+                    "mechanism": mechanism,
+                    "eps": eps,
+                    "rep": cv_rep * folds_k + fold,
+                    "discretize": disc,
+                    "n_outputs": n_outputs(disc),
+                    "model": model,
+                    "n_users": n,
+                    "n_features": d,
+                    "group_rule": rule,
+                    "group_size": G,
+                    "n_groups": n_groups,
+                    **extra,
+                    "metric": metric,
+                    "value": value,
+                }
+            )
     return rows

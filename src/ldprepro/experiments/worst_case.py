@@ -33,20 +33,39 @@ def fig1_rows(mechanism: str, eps_grid, mc_eps, mc_n: int, mc_reps: int, seed: i
     base = {"paper": PAPER, "figure": "fig1", "mechanism": mechanism}
     for eps in eps_grid:
         mech = get_mechanism(mechanism, float(eps))
-        rows.append({**base, "dataset": "analytic", "eps": float(eps), "rep": 0,
-                     "metric": "worst_case_variance", "t_input": worst_input(mech), "n_users": 0,
-                     "value": mech.worst_case_variance()})
+        rows.append(
+            {
+                **base,
+                "dataset": "analytic",
+                "eps": float(eps),
+                "rep": 0,
+                "metric": "worst_case_variance",
+                "t_input": worst_input(mech),
+                "n_users": 0,
+                "value": mech.worst_case_variance(),
+            }
+        )
     for eps in mc_eps:
         mech = get_mechanism(mechanism, float(eps))
         t = worst_input(mech)
         x = np.full(int(mc_n), t)
         for rep in range(int(mc_reps)):
-            rng = rng_for(seed, {"paper": PAPER, "figure": "fig1", "mechanism": mechanism,
-                                 "eps": float(eps), "rep": rep})
+            rng = rng_for(
+                seed, {"paper": PAPER, "figure": "fig1", "mechanism": mechanism, "eps": float(eps), "rep": rep}
+            )
             y = mech.perturb(x, rng)
-            rows.append({**base, "dataset": "monte_carlo", "eps": float(eps), "rep": rep,
-                         "metric": "worst_case_variance", "t_input": t, "n_users": int(mc_n),
-                         "value": float(np.mean((y - t) ** 2))})
+            rows.append(
+                {
+                    **base,
+                    "dataset": "monte_carlo",
+                    "eps": float(eps),
+                    "rep": rep,
+                    "metric": "worst_case_variance",
+                    "t_input": t,
+                    "n_users": int(mc_n),
+                    "value": float(np.mean((y - t) ** 2)),
+                }
+            )
     return rows
 
 
@@ -65,33 +84,66 @@ def fig1_claims(summary, raw=None):
         best = table[b_cols].min(axis=1).to_numpy()
         ratio = table[a].to_numpy() / best
         pts = [exact_point(f"ε={e:g}", bool(r < 1.0), effect=float(r)) for e, r in zip(eps[sel], ratio[sel])]
-        claims.append(Claim(PAPER, "fig1", text, scope, "closed-form", points=pts,
-                            evidence=f"exact worst-case variances on a grid of {int(sel.sum())} ε values; ratio "
-                            f"{a}/best of {', '.join(b_cols)}: {ratio[sel].min():.4f}–{ratio[sel].max():.4f}; not "
-                            f"strictly lower at ε = {eps_ranges(eps[sel], ratio[sel] >= 1.0)}"))
+        claims.append(
+            Claim(
+                PAPER,
+                "fig1",
+                text,
+                scope,
+                "closed-form",
+                points=pts,
+                evidence=f"exact worst-case variances on a grid of {int(sel.sum())} ε values; ratio "
+                f"{a}/best of {', '.join(b_cols)}: {ratio[sel].min():.4f}–{ratio[sel].max():.4f}; not "
+                f"strictly lower at ε = {eps_ranges(eps[sel], ratio[sel] >= 1.0)}",
+            )
+        )
 
     others = [m for m in table.columns if m != "hm_tp"]
     grid = f"ε ∈ [{eps.min():g}, {eps.max():g}]" if len(eps) else "—"
     closed("HM-TP obtains a lower worst-case noise variance than other solutions (Sec. V)", grid, "hm_tp", others)
-    closed("Three-Outputs outperforms Duchi et al.'s solution for ε > ln 2", "ε > ln 2", "three_outputs", ["duchi"],
-           lambda e: e > np.log(2))
+    closed(
+        "Three-Outputs outperforms Duchi et al.'s solution for ε > ln 2",
+        "ε > ln 2",
+        "three_outputs",
+        ["duchi"],
+        lambda e: e > np.log(2),
+    )
     closed("PM-OPT achieves a smaller worst-case noise variance than PM", grid, "pm_opt", ["pm"])
     closed("PM-SUB beats PM for every ε", grid, "pm_sub", ["pm"])
-    closed("Laplace outperforms Duchi et al.'s solution when ε is large (ε > 2.32)", "ε > 2.32", "laplace", ["duchi"],
-           lambda e: e > 2.32)
-    closed("Duchi et al.'s solution outperforms Laplace when ε is small (ε < 2.32)", "ε < 2.32", "duchi", ["laplace"],
-           lambda e: e < 2.32)
+    closed(
+        "Laplace outperforms Duchi et al.'s solution when ε is large (ε > 2.32)",
+        "ε > 2.32",
+        "laplace",
+        ["duchi"],
+        lambda e: e > 2.32,
+    )
+    closed(
+        "Duchi et al.'s solution outperforms Laplace when ε is small (ε < 2.32)",
+        "ε < 2.32",
+        "duchi",
+        ["laplace"],
+        lambda e: e < 2.32,
+    )
     if raw is not None and len(raw):
         mc = raw[(raw["dataset"] == "monte_carlo") & (raw["metric"] == "worst_case_variance")]
         pts = []
         for (mech, e), g in mc.groupby(["mechanism", "eps"]):
             exact = float(get_mechanism(mech, float(e)).worst_case_variance())
-            pts.append(equivalence_point(g["value"].to_numpy(), np.full(len(g), exact), f"{mech} ε={e:g}", 1.02,
-                                         means=True))
-        claims.append(Claim(PAPER, "fig1", "(ours) Monte-Carlo worst-case variance agrees with the closed forms",
-                            "every mechanism at the Monte-Carlo ε values", "equivalence", points=pts,
-                            evidence="MC mean of (y − t)² at the worst-case input over independent repetitions, "
-                            "against the exact value; 'agrees' taken as within ×1.02 (ours)"))
+            pts.append(
+                equivalence_point(g["value"].to_numpy(), np.full(len(g), exact), f"{mech} ε={e:g}", 1.02, means=True)
+            )
+        claims.append(
+            Claim(
+                PAPER,
+                "fig1",
+                "(ours) Monte-Carlo worst-case variance agrees with the closed forms",
+                "every mechanism at the Monte-Carlo ε values",
+                "equivalence",
+                points=pts,
+                evidence="MC mean of (y − t)² at the worst-case input over independent repetitions, "
+                "against the exact value; 'agrees' taken as within ×1.02 (ours)",
+            )
+        )
     return judge(claims)
 
 
@@ -104,21 +156,24 @@ def fig4_rows(eps: float, inputs, n: int, bins: int, seed: int, mechanism: str =
     rows = []
     base = {"paper": PAPER, "figure": "fig4", "mechanism": mechanism, "eps": float(eps), "rep": 0}
     for t in inputs:
-        rng = rng_for(seed, {"paper": PAPER, "figure": "fig4", "mechanism": mechanism, "eps": float(eps),
-                             "t": float(t)})
+        rng = rng_for(
+            seed, {"paper": PAPER, "figure": "fig4", "mechanism": mechanism, "eps": float(eps), "t": float(t)}
+        )
         y = mech.perturb(np.full(int(n), float(t)), rng)
         counts, _ = np.histogram(y, bins=edges)
         common = {**base, "t_input": float(t), "n_users": int(n)}
         for c, k in zip(centres, counts):
-            rows.append({**common, "dataset": "monte_carlo", "metric": "density", "y": float(c),
-                         "value": k / (n * width)})
+            rows.append(
+                {**common, "dataset": "monte_carlo", "metric": "density", "y": float(c), "value": k / (n * width)}
+            )
         # the exact pdf on a fine grid, with both sides of each jump
         jumps = np.array([mech.left(t), mech.right(t)])
         fine = np.sort(np.concatenate([np.linspace(-mech.A, mech.A, 801), jumps - 1e-9, jumps + 1e-9]))
         fine = fine[(fine >= -mech.A) & (fine <= mech.A)]
         for yy, e in zip(fine, mech.pdf(fine, float(t))):
-            rows.append({**common, "n_users": 0, "dataset": "analytic", "metric": "density", "y": float(yy),
-                         "value": float(e)})
+            rows.append(
+                {**common, "n_users": 0, "dataset": "analytic", "metric": "density", "y": float(yy), "value": float(e)}
+            )
     return rows
 
 
@@ -128,16 +183,22 @@ def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
     merged["value_exact"] = mech.pdf(merged["y"].to_numpy(), merged["t_input"].to_numpy())
     width = 2 * mech.A / merged.groupby("t_input")["y"].count().iloc[0]
     lo, hi = mech.left(merged["t_input"]), mech.right(merged["t_input"])
-    clean = ((merged["y"] + width / 2 < lo) | (merged["y"] - width / 2 > hi)
-             | ((merged["y"] - width / 2 > lo) & (merged["y"] + width / 2 < hi)))
+    clean = (
+        (merged["y"] + width / 2 < lo)
+        | (merged["y"] - width / 2 > hi)
+        | ((merged["y"] - width / 2 > lo) & (merged["y"] + width / 2 < hi))
+    )
     m = merged[clean.to_numpy()]
     # Binomial standard error of a histogram density estimate.
-    p = m["value_exact"] * width
-    se = np.sqrt(p * (1 - p) / m["n_users"]) / width
-    z = (m["value"] - m["value_exact"]) / se
-    inside_ratio = (m["value_exact"].max() / m["value_exact"].min())
-    pts = [exact_point(f"ε={eps:g}: window/outside density ratio", bool(np.isclose(inside_ratio, np.exp(eps), rtol=1e-9)),
-                       effect=float(inside_ratio), note=f"e^ε = {np.exp(eps):.4f}")]
+    inside_ratio = m["value_exact"].max() / m["value_exact"].min()
+    pts = [
+        exact_point(
+            f"ε={eps:g}: window/outside density ratio",
+            bool(np.isclose(inside_ratio, np.exp(eps), rtol=1e-9)),
+            effect=float(inside_ratio),
+            note=f"e^ε = {np.exp(eps):.4f}",
+        )
+    ]
     for t, g in m.groupby("t_input"):
         inside = (g["y"] - width / 2 > mech.left(t)) & (g["y"] + width / 2 < mech.right(t))
         n = int(g["n_users"].iloc[0])
@@ -146,10 +207,20 @@ def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
         if 0 < p_exact < 1:
             pts.append(proportion_equivalence_point(count, n, p_exact, f"t={t:g}: mass in the window", 1.02))
     inputs = ", ".join(f"{t:g}" for t in sorted(m["t_input"].unique()))
-    return judge([Claim(PAPER, "fig4", "PM-OPT's output density has three pieces: p on [ℓ(t), r(t)] and p/e^ε "
-                        "elsewhere on [−A, A]", f"ε = {eps:g}, inputs {inputs}", "equivalence", points=pts,
-                        evidence=f"exact window/outside density ratio {inside_ratio:.4f} (e^ε = {np.exp(eps):.4f}); "
-                        "the sampled mass in the window (bins wholly inside) against the exact mass, within ×1.02 (ours)")])
+    return judge(
+        [
+            Claim(
+                PAPER,
+                "fig4",
+                "PM-OPT's output density has three pieces: p on [ℓ(t), r(t)] and p/e^ε elsewhere on [−A, A]",
+                f"ε = {eps:g}, inputs {inputs}",
+                "equivalence",
+                points=pts,
+                evidence=f"exact window/outside density ratio {inside_ratio:.4f} (e^ε = {np.exp(eps):.4f}); "
+                "the sampled mass in the window (bins wholly inside) against the exact mass, within ×1.02 (ours)",
+            )
+        ]
+    )
 
 
 def plot_fig1(summary, png, svg=None, claims=None) -> None:
@@ -161,8 +232,9 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
 
     from ..plotting import MECHANISM_STYLE, save_figure, set_suptitle, shared_legend, style
 
-    fig, (ax, ax_ratio) = plt.subplots(2, 1, figsize=(7.5, 6.6), sharex=True, layout="constrained",
-                                       gridspec_kw={"height_ratios": [1.4, 1.0]})
+    fig, (ax, ax_ratio) = plt.subplots(
+        2, 1, figsize=(7.5, 6.6), sharex=True, layout="constrained", gridspec_kw={"height_ratios": [1.4, 1.0]}
+    )
     ana = summary[summary["dataset"] == "analytic"]
     mc = summary[summary["dataset"] == "monte_carlo"]
     best = ana.groupby("eps")["mean"].min()
@@ -177,12 +249,28 @@ def plot_fig1(summary, png, svg=None, claims=None) -> None:
         top = max(top, float(ratio.max()))
         m = mc[mc["mechanism"] == name]
         if len(m):
-            ax.errorbar(m["eps"], m["mean"], yerr=[m["mean"] - m["ci_low"], m["ci_high"] - m["mean"]],
-                        fmt=st["marker"], color=st["color"], mfc=st["mfc"], capsize=2, lw=0.8)
+            ax.errorbar(
+                m["eps"],
+                m["mean"],
+                yerr=[m["mean"] - m["ci_low"], m["ci_high"] - m["mean"]],
+                fmt=st["marker"],
+                color=st["color"],
+                mfc=st["mfc"],
+                capsize=2,
+                lw=0.8,
+            )
             b = best.reindex(m["eps"]).to_numpy()
             r = m["mean"].to_numpy() / b
-            ax_ratio.errorbar(m["eps"], r, yerr=[r - m["ci_low"].to_numpy() / b, m["ci_high"].to_numpy() / b - r],
-                              fmt=st["marker"], color=st["color"], mfc=st["mfc"], capsize=2, lw=0.8)
+            ax_ratio.errorbar(
+                m["eps"],
+                r,
+                yerr=[r - m["ci_low"].to_numpy() / b, m["ci_high"].to_numpy() / b - r],
+                fmt=st["marker"],
+                color=st["color"],
+                mfc=st["mfc"],
+                capsize=2,
+                lw=0.8,
+            )
     ax.set_yscale("log")
     ax.set_ylabel("worst-case noise variance\n(input domain [−1, 1])")
     ax.set_title("(a) lines: closed form; markers: Monte Carlo mean with 95% CI")
@@ -203,13 +291,20 @@ def plot_fig4(df, eps: float, png, svg=None, claims=None) -> None:
     from ..plotting import save_figure, set_suptitle, shared_legend, style
 
     inputs = sorted(df["t_input"].unique())
-    fig, axes = plt.subplots(1, len(inputs), figsize=(3.0 * len(inputs), 3.2), sharey=True, squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(inputs), figsize=(3.0 * len(inputs), 3.2), sharey=True, squeeze=False, layout="constrained"
+    )
     for ax, t in zip(axes[0], inputs):
         g = df[df["t_input"] == t]
         mc, ex = g[g["dataset"] == "monte_carlo"], g[g["dataset"] == "analytic"]
-        ax.bar(mc["y"], mc["value"], width=float(np.diff(np.sort(mc["y"].unique()))[0]),
-               color=style("pm_opt")["color"], alpha=0.5, label="histogram of perturb()")
+        ax.bar(
+            mc["y"],
+            mc["value"],
+            width=float(np.diff(np.sort(mc["y"].unique()))[0]),
+            color=style("pm_opt")["color"],
+            alpha=0.5,
+            label="histogram of perturb()",
+        )
         ax.plot(ex["y"], ex["value"], color="#000000", lw=1.2, label="exact pdf")
         ax.set_title(f"input t = {t:g}")
         ax.set_xlabel("output t*")

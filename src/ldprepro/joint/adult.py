@@ -15,9 +15,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-LOPUB_ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-                       "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-                       "hours_per_week", "native_country", "income"]
+LOPUB_ADULT_COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
+]
 CONTINUOUS = ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week")
 N_BINS = 16
 

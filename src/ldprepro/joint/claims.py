@@ -26,7 +26,7 @@ Constructed-case tests: tests/test_lremh_claims.py.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,26 +39,32 @@ PAPER = "lremh"
 #: (EM, LREMH, how the EM stops, claim suffix)
 VARIANTS = (
     ("em", "lremh", "EM stops at the paper's gap 0.001 on max|Δθ| ([U] reading)", ""),
-    ("em_converged", "lremh_converged",
-     "our control: EM run to convergence (mean per-user log-likelihood gain of an update ≤ the configured gap)",
-     " [control: EM run to convergence]"),
+    (
+        "em_converged",
+        "lremh_converged",
+        "our control: EM run to convergence (mean per-user log-likelihood gain of an update ≤ the configured gap)",
+        " [control: EM run to convergence]",
+    ),
 )
 #: "Competitive" read as: EM's time within this factor of LREMH's (ours; the paper gives no number).
 COMPETITIVE_FACTOR = 2.0
 #: A pruned true mass at most this is "negligible" (ours; the paper says the pruned candidates are redundant).
 NEGLIGIBLE_MASS = 0.01
-UNIT_NOTE = ("Unit of the test: the run (per run, the mean over its k-subsets; subsets of a run share one "
-             "user sample and one perturbation); methods paired on the run (same users, same reports)")
-TIME_NOTE = ("Timings are machine-dependent (one BLAS thread on a shared machine; the paper used a 2.0 GHz "
-             "Core i5 and Python 2.7): only per-run log time ratios of methods timed in one process are "
-             "compared")
+UNIT_NOTE = (
+    "Unit of the test: the run (per run, the mean over its k-subsets; subsets of a run share one "
+    "user sample and one perturbation); methods paired on the run (same users, same reports)"
+)
+TIME_NOTE = (
+    "Timings are machine-dependent (one BLAS thread on a shared machine; the paper used a 2.0 GHz "
+    "Core i5 and Python 2.7): only per-run log time ratios of methods timed in one process are "
+    "compared"
+)
 
 
 # ------------------------------------------------------------------------------------------------
 # per-run tables
 # ------------------------------------------------------------------------------------------------
-def per_run(raw: pd.DataFrame, metric: str, methods: Sequence[str], subsets: int, *,
-            log: bool) -> pd.DataFrame:
+def per_run(raw: pd.DataFrame, metric: str, methods: Sequence[str], subsets: int, *, log: bool) -> pd.DataFrame:
     """(f, k, run) × method table of ``metric``: each method's mean over the run's subsets that
     every method in ``methods`` has (so the compared estimates come from the same reports);
     geometric mean when ``log``."""
@@ -82,8 +88,7 @@ def _label(f: float, k: int) -> str:
 def _scope(dataset: str, table: pd.DataFrame, rule: str) -> str:
     fs = sorted(table.index.get_level_values("f").unique())
     ks = sorted(int(k) for k in table.index.get_level_values("k").unique())
-    return (f"{dataset}; f ∈ {{{', '.join(f'{f:g}' for f in fs)}}}, k ∈ {{{', '.join(map(str, ks))}}}; "
-            f"{rule}")
+    return f"{dataset}; f ∈ {{{', '.join(f'{f:g}' for f in fs)}}}, k ∈ {{{', '.join(map(str, ks))}}}; {rule}"
 
 
 def _has(raw: pd.DataFrame, *methods: str) -> bool:
@@ -93,8 +98,9 @@ def _has(raw: pd.DataFrame, *methods: str) -> bool:
 # ------------------------------------------------------------------------------------------------
 # Figs. 1-2: estimation time
 # ------------------------------------------------------------------------------------------------
-def time_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int,
-                control_impl: str = "explicit") -> list[Claim | dict]:
+def time_claims(
+    raw: pd.DataFrame, figure: str, dataset: str, subsets: int, control_impl: str = "explicit"
+) -> list[Claim | dict]:
     """Fig. 1 (NLTCS) / Fig. 2 (Adult) claims, per stopping rule:
 
     * "for any dimension, LREMH is faster than EM" — range over (f, k): paired test on per-run log
@@ -115,35 +121,98 @@ def time_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int,
         scope = _scope(dataset, t, rule)
         note = TIME_NOTE + ". " + UNIT_NOTE
         if em_m == "em_converged" and control_impl == "factorised":
-            note += (". The control's EM uses the factorised code (same estimate, faster), so its time is a lower "
-                     "bound on the explicit code's: a 'faster' verdict for LREMH is conservative")
-        pts = [paired_point(g[lr_m], g[em_m], _label(f, k) + ": time LREMH/EM", log=True)
-               for (f, k), g in t.groupby(level=["f", "k"])]
+            note += (
+                ". The control's EM uses the factorised code (same estimate, faster), so its time is a lower "
+                "bound on the explicit code's: a 'faster' verdict for LREMH is conservative"
+            )
+        pts = [
+            paired_point(g[lr_m], g[em_m], _label(f, k) + ": time LREMH/EM", log=True)
+            for (f, k), g in t.groupby(level=["f", "k"])
+        ]
         out.append(Claim(PAPER, figure, words, scope, "range", points=pts, evidence=note))
         ratio = (t[em_m] / t[lr_m]).rename("ratio").reset_index()
-        pts_k = [trend_point(g.pivot(index="run", columns="k", values="ratio"), f"f={f:g}: slope of log(EM/LREMH) in k",
-                             decreasing=False) for f, g in ratio.groupby("f")]
-        out.append(Claim(PAPER, figure, f"LREMH's efficiency advantage over EM grows with the number of attributes k"
-                         f"{suffix}", scope, "trend", points=pts_k, evidence=note))
-        pts_f = [trend_point(g.pivot(index="run", columns="f", values="ratio"), f"k={int(k)}: slope of log(EM/LREMH) in f",
-                             decreasing=False) for k, g in ratio.groupby("k")]
-        out.append(Claim(PAPER, figure, f"LREMH's efficiency advantage over EM grows with f{suffix}", scope, "trend",
-                         points=pts_f, evidence=note))
+        pts_k = [
+            trend_point(
+                g.pivot(index="run", columns="k", values="ratio"),
+                f"f={f:g}: slope of log(EM/LREMH) in k",
+                decreasing=False,
+            )
+            for f, g in ratio.groupby("f")
+        ]
+        out.append(
+            Claim(
+                PAPER,
+                figure,
+                f"LREMH's efficiency advantage over EM grows with the number of attributes k{suffix}",
+                scope,
+                "trend",
+                points=pts_k,
+                evidence=note,
+            )
+        )
+        pts_f = [
+            trend_point(
+                g.pivot(index="run", columns="f", values="ratio"),
+                f"k={int(k)}: slope of log(EM/LREMH) in f",
+                decreasing=False,
+            )
+            for k, g in ratio.groupby("k")
+        ]
+        out.append(
+            Claim(
+                PAPER,
+                figure,
+                f"LREMH's efficiency advantage over EM grows with f{suffix}",
+                scope,
+                "trend",
+                points=pts_f,
+                evidence=note,
+            )
+        )
         if figure == "fig2":
             k0 = int(t.index.get_level_values("k").min())
             low = t.xs(k0, level="k")
-            pts_c = [paired_point(g[em_m], COMPETITIVE_FACTOR * g[lr_m],
-                                  f"f={f:g}, k={k0}: EM/({COMPETITIVE_FACTOR:g}·LREMH)", log=True)
-                     for f, g in low.groupby(level="f")]
-            out.append(Claim(PAPER, figure, f"On Adult, EM is competitive at low dimension{suffix}",
-                             f"{dataset}; lowest k = {k0}; 'competitive' read as EM's time below "
-                             f"{COMPETITIVE_FACTOR:g}× LREMH's (ours); {rule}", "range", points=pts_c,
-                             evidence=note + f". Effect = EM/({COMPETITIVE_FACTOR:g}·LREMH): below 1 means competitive"))
+            pts_c = [
+                paired_point(
+                    g[em_m],
+                    COMPETITIVE_FACTOR * g[lr_m],
+                    f"f={f:g}, k={k0}: EM/({COMPETITIVE_FACTOR:g}·LREMH)",
+                    log=True,
+                )
+                for f, g in low.groupby(level="f")
+            ]
+            out.append(
+                Claim(
+                    PAPER,
+                    figure,
+                    f"On Adult, EM is competitive at low dimension{suffix}",
+                    f"{dataset}; lowest k = {k0}; 'competitive' read as EM's time below "
+                    f"{COMPETITIVE_FACTOR:g}× LREMH's (ours); {rule}",
+                    "range",
+                    points=pts_c,
+                    evidence=note + f". Effect = EM/({COMPETITIVE_FACTOR:g}·LREMH): below 1 means competitive",
+                )
+            )
             em_t = t[em_m].rename("time").reset_index()
-            pts_d = [trend_point(g.pivot(index="run", columns="k", values="time"), f"f={f:g}: slope of log EM time in k",
-                                 decreasing=False) for f, g in em_t.groupby("f")]
-            out.append(Claim(PAPER, figure, f"On Adult, EM degrades (its time grows) as k grows{suffix}", scope,
-                             "trend", points=pts_d, evidence=note))
+            pts_d = [
+                trend_point(
+                    g.pivot(index="run", columns="k", values="time"),
+                    f"f={f:g}: slope of log EM time in k",
+                    decreasing=False,
+                )
+                for f, g in em_t.groupby("f")
+            ]
+            out.append(
+                Claim(
+                    PAPER,
+                    figure,
+                    f"On Adult, EM degrades (its time grows) as k grows{suffix}",
+                    scope,
+                    "trend",
+                    points=pts_d,
+                    evidence=note,
+                )
+            )
     return out
 
 
@@ -158,8 +227,10 @@ def _iteration_note(raw: pd.DataFrame, em_m: str, lr_m: str) -> str:
         v = it[it["mechanism"] == m]["value"]
         c = conv[conv["mechanism"] == m]["value"]
         if len(v):
-            parts.append(f"{name} ran {v.min():.0f}–{v.max():.0f} EM updates (median {v.median():.0f})"
-                         + (f", stopping rule met before max_iter in {c.mean():.0%} of estimates" if len(c) else ""))
+            parts.append(
+                f"{name} ran {v.min():.0f}–{v.max():.0f} EM updates (median {v.median():.0f})"
+                + (f", stopping rule met before max_iter in {c.mean():.0%} of estimates" if len(c) else "")
+            )
     return "; ".join(parts)
 
 
@@ -170,8 +241,10 @@ def _loglik_note(raw: pd.DataFrame, subsets: int) -> str:
     if ll.empty:
         return ""
     gain = ll["em_converged"] - ll["em"]
-    return (f"The control's EM reaches a higher mean per-user log-likelihood than the [U] stop in "
-            f"{(gain > 0).mean():.0%} of (run, f, k) cells (gain {gain.min():.3g}–{gain.max():.3g} nats per user)")
+    return (
+        f"The control's EM reaches a higher mean per-user log-likelihood than the [U] stop in "
+        f"{(gain > 0).mean():.0%} of (run, f, k) cells (gain {gain.min():.3g}–{gain.max():.3g} nats per user)"
+    )
 
 
 def avd_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int) -> list[Claim | dict]:
@@ -190,11 +263,15 @@ def avd_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int) -> li
     """
     out: list[Claim | dict] = []
     for em_m, lr_m, rule, suffix in VARIANTS:
-        w_bal = (f"LREMH balances accuracy and efficiency (accuracy side): its EM step makes it more accurate than "
-                 f"LASSO, its initial value{suffix}")
+        w_bal = (
+            f"LREMH balances accuracy and efficiency (accuracy side): its EM step makes it more accurate than "
+            f"LASSO, its initial value{suffix}"
+        )
         w_acc = f"EM is accurate: its AVD is below LASSO's and LREMH's{suffix}"
-        w_it = (f"The LASSO initial value speeds up EM's convergence: LREMH needs fewer EM iterations than EM "
-                f"from a uniform start{suffix}")
+        w_it = (
+            f"The LASSO initial value speeds up EM's convergence: LREMH needs fewer EM iterations than EM "
+            f"from a uniform start{suffix}"
+        )
         if not _has(raw, em_m, lr_m, "lasso"):
             for w, kind in ((w_bal, "range"), (w_acc, "win-over-set"), (w_it, "range")):
                 out.append(not_testable(PAPER, figure, w, dataset, kind, f"{em_m}, {lr_m} or lasso was not run"))
@@ -206,30 +283,56 @@ def avd_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int) -> li
         for (f, k), g in a.groupby(level=["f", "k"]):
             lab = _label(f, k)
             bal.append(paired_point(g[lr_m], g["lasso"], f"{lab}: AVD LREMH − LASSO", log=False))
-            acc += [paired_point(g[em_m], g["lasso"], f"{lab}: AVD EM − LASSO", log=False),
-                    paired_point(g[em_m], g[lr_m], f"{lab}: AVD EM − LREMH", log=False)]
+            acc += [
+                paired_point(g[em_m], g["lasso"], f"{lab}: AVD EM − LASSO", log=False),
+                paired_point(g[em_m], g[lr_m], f"{lab}: AVD EM − LREMH", log=False),
+            ]
         note = UNIT_NOTE + ". " + iters
         out.append(Claim(PAPER, figure, w_bal, scope, "range", points=bal, evidence=note))
         extra = _loglik_note(raw, subsets) if em_m == "em_converged" else ""
-        out.append(Claim(PAPER, figure, w_acc, scope, "win-over-set", points=acc,
-                         evidence=note + (". " + extra if extra else "")))
+        out.append(
+            Claim(
+                PAPER, figure, w_acc, scope, "win-over-set", points=acc, evidence=note + (". " + extra if extra else "")
+            )
+        )
         it = per_run(raw, "iterations", [em_m, lr_m], subsets, log=True)
-        pts = [paired_point(g[lr_m], g[em_m], _label(f, k) + ": iterations LREMH/EM", log=True)
-               for (f, k), g in it.groupby(level=["f", "k"])]
+        pts = [
+            paired_point(g[lr_m], g[em_m], _label(f, k) + ": iterations LREMH/EM", log=True)
+            for (f, k), g in it.groupby(level=["f", "k"])
+        ]
         out.append(Claim(PAPER, figure, w_it, scope, "range", points=pts, evidence=note))
     w_pr = "LREMH's pruning removes only redundant candidates (Alg. 2 step 2)"
     if _has(raw, "lremh"):
         pm = per_run(raw, "pruned_true_mass", ["lremh"], subsets, log=False)["lremh"]
-        pts = [paired_point(g.to_numpy(), np.full(len(g), NEGLIGIBLE_MASS),
-                            _label(f, k) + f": pruned true mass − {NEGLIGIBLE_MASS:g}", log=False)
-               for (f, k), g in pm.groupby(level=["f", "k"])]
+        pts = [
+            paired_point(
+                g.to_numpy(),
+                np.full(len(g), NEGLIGIBLE_MASS),
+                _label(f, k) + f": pruned true mass − {NEGLIGIBLE_MASS:g}",
+                log=False,
+            )
+            for (f, k), g in pm.groupby(level=["f", "k"])
+        ]
         kept = raw[(raw["metric"] == "kept_fraction") & (raw["mechanism"] == "lremh")]["value"]
-        out.append(Claim(PAPER, figure, w_pr,
-                         _scope(dataset, pm.to_frame(), f"'only redundant' read as: true mass of the pruned "
-                                f"candidates below {NEGLIGIBLE_MASS:g} (ours)"), "range", points=pts,
-                         evidence=(UNIT_NOTE + f". EM cannot revive a pruned cell, so the pruned true mass is a floor "
-                                   f"under LREMH's AVD; the LASSO over one-hot bits sees only one-way marginals. "
-                                   f"LREMH kept {kept.min():.1%}–{kept.max():.1%} of the candidates")))
+        out.append(
+            Claim(
+                PAPER,
+                figure,
+                w_pr,
+                _scope(
+                    dataset,
+                    pm.to_frame(),
+                    f"'only redundant' read as: true mass of the pruned candidates below {NEGLIGIBLE_MASS:g} (ours)",
+                ),
+                "range",
+                points=pts,
+                evidence=(
+                    UNIT_NOTE + f". EM cannot revive a pruned cell, so the pruned true mass is a floor "
+                    f"under LREMH's AVD; the LASSO over one-hot bits sees only one-way marginals. "
+                    f"LREMH kept {kept.min():.1%}–{kept.max():.1%} of the candidates"
+                ),
+            )
+        )
     else:
         out.append(not_testable(PAPER, figure, w_pr, dataset, "range", "lremh was not run"))
     return out
@@ -238,42 +341,80 @@ def avd_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int) -> li
 # ------------------------------------------------------------------------------------------------
 # Theory rows: Theorems 1-2 against the exact record-level loss
 # ------------------------------------------------------------------------------------------------
-def theory_claims(figure: str, dataset: str, sizes: Sequence[int], f_values: Sequence[float], p: float,
-                  q: float) -> list[Claim]:
+def theory_claims(
+    figure: str, dataset: str, sizes: Sequence[int], f_values: Sequence[float], p: float, q: float
+) -> list[Claim]:
     """Theorem 2 as printed (ε₂ = ln(q*(1−p*)/(p*(1−q*))) for a whole record) and Theorem 1
     (ε₁ = 2d·ln((2−f)/f)), each against the exact worst-case loss of records of ``sizes``."""
     d = len(sizes)
-    scope = (f"records of d = {d} attributes ({dataset}), f ∈ {{{', '.join(f'{f:g}' for f in f_values)}}}, "
-             f"p = {p:g}, q = {q:g}")
+    scope = (
+        f"records of d = {d} attributes ({dataset}), f ∈ {{{', '.join(f'{f:g}' for f in f_values)}}}, "
+        f"p = {p:g}, q = {q:g}"
+    )
     t2, t1 = [], []
     for f in f_values:
         pr = rappor_privacy(float(f), p, q, d)
         qs, ps = rappor_channel(float(f), p, q)
         exact2 = record_loss(sizes, qs, ps)
         printed2 = pr["instantaneous_eps_per_attribute"]
-        t2.append(exact_point(f"f={f:g}", printed2 >= exact2 * (1 - 1e-12), exact2 / printed2,
-                              note=f"exact loss {exact2:.4g} = {exact2 / printed2:.4g}·ε₂ > printed ε₂ = {printed2:.4g}"
-                              if printed2 < exact2 * (1 - 1e-12) else f"exact loss {exact2:.4g} ≤ printed {printed2:.4g}"))
+        t2.append(
+            exact_point(
+                f"f={f:g}",
+                printed2 >= exact2 * (1 - 1e-12),
+                exact2 / printed2,
+                note=f"exact loss {exact2:.4g} = {exact2 / printed2:.4g}·ε₂ > printed ε₂ = {printed2:.4g}"
+                if printed2 < exact2 * (1 - 1e-12)
+                else f"exact loss {exact2:.4g} ≤ printed {printed2:.4g}",
+            )
+        )
         exact1 = record_loss(sizes, 1 - float(f) / 2, float(f) / 2)
         printed1 = pr["permanent_eps_record"]
-        t1.append(exact_point(f"f={f:g}", math.isclose(printed1, exact1, rel_tol=1e-12), exact1 / printed1,
-                              note=f"exact loss {exact1:.4g}, printed {printed1:.4g}"))
+        t1.append(
+            exact_point(
+                f"f={f:g}",
+                math.isclose(printed1, exact1, rel_tol=1e-12),
+                exact1 / printed1,
+                note=f"exact loss {exact1:.4g}, printed {printed1:.4g}",
+            )
+        )
     return [
-        Claim(PAPER, figure, "Theorem 2: one RR-LDP collection (instantaneous RR, channel q*, p*) of a record satisfies "
-              "ε₂-LDP with ε₂ = ln(q*(1−p*)/(p*(1−q*)))", scope, "closed-form", data_role="theory", points=t2,
-              evidence=("Exact worst-case loss over record pairs differing in every attribute (sum of per-bit maxima; "
-                        f"checked against enumeration): d·ε₂. The printed value is the per-attribute bound; effect = "
-                        f"exact/printed = d = {d}")),
-        Claim(PAPER, figure, "Theorem 1: the permanent RR of a record satisfies ε₁-LDP with ε₁ = 2d·ln((2−f)/f) "
-              "(tight)", scope, "closed-form", data_role="theory", points=t1,
-              evidence="Exact worst-case loss of the permanent RR (per-bit channel 1 − f/2 vs f/2); effect = exact/printed"),
+        Claim(
+            PAPER,
+            figure,
+            "Theorem 2: one RR-LDP collection (instantaneous RR, channel q*, p*) of a record satisfies "
+            "ε₂-LDP with ε₂ = ln(q*(1−p*)/(p*(1−q*)))",
+            scope,
+            "closed-form",
+            data_role="theory",
+            points=t2,
+            evidence=(
+                "Exact worst-case loss over record pairs differing in every attribute (sum of per-bit maxima; "
+                f"checked against enumeration): d·ε₂. The printed value is the per-attribute bound; effect = "
+                f"exact/printed = d = {d}"
+            ),
+        ),
+        Claim(
+            PAPER,
+            figure,
+            "Theorem 1: the permanent RR of a record satisfies ε₁-LDP with ε₁ = 2d·ln((2−f)/f) (tight)",
+            scope,
+            "closed-form",
+            data_role="theory",
+            points=t1,
+            evidence="Exact worst-case loss of the permanent RR (per-bit channel 1 − f/2 vs f/2); effect = exact/printed",
+        ),
     ]
 
 
-def figure_claims(raw: pd.DataFrame, figure: str, kind: str, exp: dict, unavailable: dict | None = None) -> pd.DataFrame:
+def figure_claims(
+    raw: pd.DataFrame, figure: str, kind: str, exp: dict, unavailable: dict | None = None
+) -> pd.DataFrame:
     """The claims table of one paper-004 figure (CLAIM_COLUMNS, figure-level Holm applied)."""
-    dataset = {"nltcs": "NLTCS (20 % sample, as the paper)", "adult": "Adult (10 % sample, as the paper)",
-               "adult_lopub": "Adult (10 % sample, as the paper)"}.get(exp["dataset"], exp["dataset"])
+    dataset = {
+        "nltcs": "NLTCS (20 % sample, as the paper)",
+        "adult": "Adult (10 % sample, as the paper)",
+        "adult_lopub": "Adult (10 % sample, as the paper)",
+    }.get(exp["dataset"], exp["dataset"])
     f_values = [float(f) for f in exp["f"]]
     subsets = int(exp["subsets"])
     if unavailable:

@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,9 +43,9 @@ _CACHE_ELEMENTS = 1 << 27
 class Estimate:
     """An estimated joint and what it cost."""
 
-    theta: np.ndarray                 # flat joint over Ω_S (C order), sums to 1
-    iterations: int = 0               # EM iterations (0 for LASSO)
-    candidates: int = 0               # candidates the final stage worked on
+    theta: np.ndarray  # flat joint over Ω_S (C order), sums to 1
+    iterations: int = 0  # EM iterations (0 for LASSO)
+    candidates: int = 0  # candidates the final stage worked on
     info: dict = field(default_factory=dict)
 
 
@@ -84,8 +84,9 @@ def _converged(new: np.ndarray, old: np.ndarray, gap: float, stop: str) -> bool:
     raise ValueError(f"unknown stop rule {stop!r}; choose one of {STOP_RULES}")
 
 
-def _em_iterate(theta: np.ndarray, posterior_sum, n: int, gap: float, stop: str,
-                max_iter: int) -> tuple[np.ndarray, int, bool, list[float]]:
+def _em_iterate(
+    theta: np.ndarray, posterior_sum, n: int, gap: float, stop: str, max_iter: int
+) -> tuple[np.ndarray, int, bool, list[float]]:
     """EM fixed-point iterations θ' = θ·G(θ)/n, where ``posterior_sum(θ)`` returns (G(θ), ℓ(θ)) with
     ℓ(θ) = Σ_i log Σ_ω θ(ω)·P(T^i|ω) up to a θ-independent constant. Stops when the change is
     ≤ ``gap`` (rule ``stop``) or after ``max_iter`` updates; returns (θ, iterations, converged,
@@ -139,7 +140,7 @@ def design_matrix(sizes: Sequence[int]) -> sp.csc_matrix:
     C = int(np.prod(sizes))
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     vals = np.unravel_index(np.arange(C), sizes)
-    rows = np.stack([v + o for v, o in zip(vals, offsets)], axis=1).reshape(-1)   # k per column, sorted
+    rows = np.stack([v + o for v, o in zip(vals, offsets)], axis=1).reshape(-1)  # k per column, sorted
     indptr = np.arange(0, C * len(sizes) + 1, len(sizes))
     return sp.csc_matrix((np.ones(rows.size), rows, indptr), shape=(int(sum(sizes)), C))
 
@@ -154,12 +155,17 @@ def memory_estimate(sizes: Sequence[int], n_users: int) -> dict[str, float]:
     em_bytes = 8 * (4 * C + 3 * chunk_users * chunk_cols + n_users * B)
     # sklearn copies the design matrix to float64 CSC (data + int32 indices) and keeps a few
     # coefficient-sized vectors.
-    lasso_bytes = 12 * k * C * 2 + 8 * 6 * C + 8 * k * C   # + np.unravel_index in design_matrix
+    lasso_bytes = 12 * k * C * 2 + 8 * 6 * C + 8 * k * C  # + np.unravel_index in design_matrix
     # explicit candidate-list EM (the figures' default and LREMH's step 3 when nothing is pruned):
     # the candidate table (k int64 per candidate), θ/G/new, and the likelihood cache or user chunk
     explicit_bytes = 8 * k * C + 8 * 4 * C + 9 * min(float(n_users) * C, float(_CACHE_ELEMENTS) + C)
-    return {"candidates": C, "em": em_bytes, "em_explicit": explicit_bytes, "lasso": lasso_bytes,
-            "lremh": lasso_bytes + explicit_bytes}
+    return {
+        "candidates": C,
+        "em": em_bytes,
+        "em_explicit": explicit_bytes,
+        "lasso": lasso_bytes,
+        "lremh": lasso_bytes + explicit_bytes,
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -191,8 +197,16 @@ def _posterior_sum(theta: np.ndarray, lams: list[np.ndarray], sizes: list[int]) 
     return G.reshape(-1), ll
 
 
-def em(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, gap: float = 1e-3,
-       stop: str = "max_abs", max_iter: int = 10_000, theta0: np.ndarray | None = None) -> Estimate:
+def em(
+    blocks: Sequence[np.ndarray],
+    q_star: float,
+    p_star: float,
+    *,
+    gap: float = 1e-3,
+    stop: str = "max_abs",
+    max_iter: int = 10_000,
+    theta0: np.ndarray | None = None,
+) -> Estimate:
     """EM over all of Ω_S (§4.2): uniform start (or ``theta0``), stop when the change ≤ ``gap``."""
     n, sizes = _check_blocks(blocks)
     k = len(sizes)
@@ -205,8 +219,9 @@ def em(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, gap: float
         theta = np.full(C, 1.0 / C)
     else:
         theta = np.asarray(theta0, dtype=float).reshape(sizes).transpose(perm).reshape(-1).copy()
-    theta, it, converged, trace = _em_iterate(theta, lambda th: _posterior_sum(th, lams, wsizes), n, gap, stop,
-                                              max_iter)
+    theta, it, converged, trace = _em_iterate(
+        theta, lambda th: _posterior_sum(th, lams, wsizes), n, gap, stop, max_iter
+    )
     inv = np.argsort(perm)
     theta = theta.reshape(wsizes).transpose(inv).reshape(-1)
     return Estimate(theta / theta.sum(), it, C, {"converged": converged, "loglik_trace": trace})
@@ -229,9 +244,17 @@ def loglik(blocks: Sequence[np.ndarray], q_star: float, p_star: float, theta: np
 # ------------------------------------------------------------------------------------------------
 
 
-def em_candidates(blocks: Sequence[np.ndarray], q_star: float, p_star: float, cand_values: np.ndarray,
-                  theta0: np.ndarray, *, gap: float = 1e-3, stop: str = "max_abs",
-                  max_iter: int = 10_000) -> Estimate:
+def em_candidates(
+    blocks: Sequence[np.ndarray],
+    q_star: float,
+    p_star: float,
+    cand_values: np.ndarray,
+    theta0: np.ndarray,
+    *,
+    gap: float = 1e-3,
+    stop: str = "max_abs",
+    max_iter: int = 10_000,
+) -> Estimate:
     """EM on the candidates ``cand_values`` (m, k) only (LREMH step 3), starting from ``theta0`` (m,).
     Cells outside the list are 0 and stay 0."""
     n, sizes = _check_blocks(blocks)
@@ -253,6 +276,7 @@ def em_candidates(blocks: Sequence[np.ndarray], q_star: float, p_star: float, ca
 
     cached = likelihood(0, n) if n * m <= _CACHE_ELEMENTS else None
     chunk = n if cached is not None else max(1, _CHUNK_ELEMENTS // max(m, 1))
+
     def posterior_sum(theta: np.ndarray) -> np.ndarray:
         G = np.zeros(m)
         ll = 0.0
@@ -274,8 +298,16 @@ def em_candidates(blocks: Sequence[np.ndarray], q_star: float, p_star: float, ca
 # ------------------------------------------------------------------------------------------------
 
 
-def lasso(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, alpha: float = 1e-4,
-          mode: str = "frequency", max_iter: int = 1000, tol: float = 1e-4) -> Estimate:
+def lasso(
+    blocks: Sequence[np.ndarray],
+    q_star: float,
+    p_star: float,
+    *,
+    alpha: float = 1e-4,
+    mode: str = "frequency",
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+) -> Estimate:
     """LASSO estimator (§4.3). ``mode='frequency'`` (spec default): targets t/N, no intercept,
     positive coefficients. ``mode='lopub'``: count targets t, intercept, unconstrained sign (then
     α = 0.5 is LoPub's value). Negative coefficients → 0, then normalised; all-zero → uniform."""
@@ -298,13 +330,30 @@ def lasso(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, alpha: 
     beta = np.clip(np.asarray(model.coef_, dtype=float), 0.0, None)
     s = beta.sum()
     theta = beta / s if s > 0 else np.full(C, 1.0 / C)
-    return Estimate(theta, 0, C, {"lasso_iter": int(np.max(model.n_iter_)), "uniform_fallback": not s > 0,
-                                  "support": int(np.count_nonzero(theta))})
+    return Estimate(
+        theta,
+        0,
+        C,
+        {
+            "lasso_iter": int(np.max(model.n_iter_)),
+            "uniform_fallback": not s > 0,
+            "support": int(np.count_nonzero(theta)),
+        },
+    )
 
 
-def lremh(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, tau: float = 0.0,
-          start: str = "lasso", gap: float = 1e-3, stop: str = "max_abs", max_iter: int = 10_000,
-          lasso_kw: dict | None = None) -> Estimate:
+def lremh(
+    blocks: Sequence[np.ndarray],
+    q_star: float,
+    p_star: float,
+    *,
+    tau: float = 0.0,
+    start: str = "lasso",
+    gap: float = 1e-3,
+    stop: str = "max_abs",
+    max_iter: int = 10_000,
+    lasso_kw: dict | None = None,
+) -> Estimate:
     """LREMH (Algorithm 2): LASSO θ⁰; keep Ω' = {ω: θ⁰(ω) > τ}; EM on Ω' from θ⁰ restricted and
     renormalised (``start='uniform'``: from uniform over Ω'). τ = -inf disables pruning."""
     _, sizes = _check_blocks(blocks)
@@ -324,6 +373,11 @@ def lremh(blocks: Sequence[np.ndarray], q_star: float, p_star: float, *, tau: fl
     est = em_candidates(blocks, q_star, p_star, cand, th0, gap=gap, stop=stop, max_iter=max_iter)
     theta = np.zeros(C)
     theta[keep] = est.theta
-    info = {**est.info, "lasso_seconds": t_lasso, "kept": int(keep.size), "lasso_support": init.info["support"],
-            "pruned": np.setdiff1d(np.arange(C), keep, assume_unique=True)}
+    info = {
+        **est.info,
+        "lasso_seconds": t_lasso,
+        "kept": int(keep.size),
+        "lasso_support": init.info["support"],
+        "pruned": np.setdiff1d(np.arange(C), keep, assume_unique=True),
+    }
     return Estimate(theta, est.iterations, int(keep.size), info)

@@ -14,7 +14,8 @@ Bernoulli(q*)/Bernoulli(p*) draw per bit).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ class RRLDP:
     # --- server side helpers ----------------------------------------------------------------------
     def blocks(self, reports: np.ndarray, attrs: Sequence[int]) -> list[np.ndarray]:
         """The reports' bit blocks of the attributes ``attrs`` (the estimators see only these)."""
-        return [reports[:, self.offsets[j]: self.offsets[j] + self.sizes[j]] for j in attrs]
+        return [reports[:, self.offsets[j] : self.offsets[j] + self.sizes[j]] for j in attrs]
 
     # --- privacy ----------------------------------------------------------------------------------
     def privacy(self) -> dict[str, float]:
@@ -108,12 +109,14 @@ class RRLDP:
 def privacy_report(f: float, p: float, q: float, d: int) -> str:
     """Labelled privacy of RR-LDP for records of d attributes (spec §3 and acceptance test 7)."""
     pr = rappor_privacy(f, p, q, d)
-    return (f"RR-LDP f={f:g}, p={p:g}, q={q:g}, d={d}: q*={pr['q_star']:.4f}, p*={pr['p_star']:.4f}; "
-            f"permanent RR (Theorem 1) eps1 = 2d ln((2-f)/f) = {pr['permanent_eps_record']:.4g}; "
-            f"instantaneous RR as printed (Theorem 2, one attribute) eps2 = ln(q*(1-p*)/(p*(1-q*))) = "
-            f"{pr['instantaneous_eps_per_attribute']:.4g}; "
-            f"instantaneous RR for the whole record (d x eps2, the factor the paper omits) = "
-            f"{pr['instantaneous_eps_record']:.4g}")
+    return (
+        f"RR-LDP f={f:g}, p={p:g}, q={q:g}, d={d}: q*={pr['q_star']:.4f}, p*={pr['p_star']:.4f}; "
+        f"permanent RR (Theorem 1) eps1 = 2d ln((2-f)/f) = {pr['permanent_eps_record']:.4g}; "
+        f"instantaneous RR as printed (Theorem 2, one attribute) eps2 = ln(q*(1-p*)/(p*(1-q*))) = "
+        f"{pr['instantaneous_eps_per_attribute']:.4g}; "
+        f"instantaneous RR for the whole record (d x eps2, the factor the paper omits) = "
+        f"{pr['instantaneous_eps_record']:.4g}"
+    )
 
 
 # --- exact record-level privacy loss (the check of Theorems 1-2, spec §3) -------------------------
@@ -153,6 +156,6 @@ def record_loss_enumerated(sizes: Sequence[int], one: float, zero: float) -> flo
     enc = np.zeros((len(records), length))
     enc[np.arange(len(records))[:, None], records + offsets] = 1.0
     reports = np.array(list(itertools.product((0.0, 1.0), repeat=length)))
-    p1 = enc * one + (1 - enc) * zero                       # P(bit = 1 | record), per record and bit
-    ll = reports @ np.log(p1).T + (1 - reports) @ np.log1p(-p1).T   # (reports, records)
+    p1 = enc * one + (1 - enc) * zero  # P(bit = 1 | record), per record and bit
+    ll = reports @ np.log(p1).T + (1 - reports) @ np.log1p(-p1).T  # (reports, records)
     return float((ll.max(axis=1) - ll.min(axis=1)).max())

@@ -15,7 +15,7 @@ there (see ``base``); anything else is refused with an error naming the mechanis
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .base import EPS_MAX, EPS_MIN, Mechanism, Mixture, check_mechanism_eps
 from .basic import Duchi, Harmony, Laplace
@@ -56,8 +56,15 @@ def get_mechanism(name: str, eps: float, discretize: int | None = None, **params
     return mech
 
 
-def get_multidim(name: str, eps: float, d: int, discretize: int | None = None,
-                 duchi_ties: str = "half", k: int | None = None, **params) -> MultiDimMechanism:
+def get_multidim(
+    name: str,
+    eps: float,
+    d: int,
+    discretize: int | None = None,
+    duchi_ties: str = "half",
+    k: int | None = None,
+    **params,
+) -> MultiDimMechanism:
     """Multidimensional collection under total budget ``eps`` as the papers run it:
     ``duchi`` → Duchi's d-dimensional mechanism, ``laplace`` → ε/d per attribute, anything
     else → attribute sampling (Zhao Alg. 6) around the 1-D mechanism."""
@@ -67,13 +74,33 @@ def get_multidim(name: str, eps: float, d: int, discretize: int | None = None,
         return LaplaceMultiDim(eps, d)
     if name not in MECHANISMS:
         raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISMS)}")
-    return SampledMultiDim(lambda e: get_mechanism(name, e, discretize=discretize, **params), eps, d, k=k,
-                           name=name)
+    return SampledMultiDim(lambda e: get_mechanism(name, e, discretize=discretize, **params), eps, d, k=k, name=name)
 
 
 __all__ = [
-    "MECHANISMS", "EPS_MIN", "EPS_MAX", "get_mechanism", "get_multidim", "Mechanism", "Mixture", "Laplace", "Duchi",
-    "Harmony", "Piecewise", "PM", "PMOpt", "PMSub", "ThreeOutputs", "HM", "HMTP", "DCT",
-    "Discretized", "discretize", "SampledMultiDim", "DuchiMultiDim", "LaplaceMultiDim",
-    "MultiDimMechanism", "sampling_k",
+    "MECHANISMS",
+    "EPS_MIN",
+    "EPS_MAX",
+    "get_mechanism",
+    "get_multidim",
+    "Mechanism",
+    "Mixture",
+    "Laplace",
+    "Duchi",
+    "Harmony",
+    "Piecewise",
+    "PM",
+    "PMOpt",
+    "PMSub",
+    "ThreeOutputs",
+    "HM",
+    "HMTP",
+    "DCT",
+    "Discretized",
+    "discretize",
+    "SampledMultiDim",
+    "DuchiMultiDim",
+    "LaplaceMultiDim",
+    "MultiDimMechanism",
+    "sampling_k",
 ]

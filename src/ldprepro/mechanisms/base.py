@@ -67,7 +67,8 @@ def check_mechanism_eps(eps, mechanism: str) -> float:
         raise ValueError(
             f"{mechanism}: eps = {value!r} is outside the supported range [{EPS_MIN:g}, {EPS_MAX:g}] "
             f"(the range on which the mechanisms are verified to be numerically exact; above "
-            f"{EPS_MAX:g} the likelihood ratio e^eps is no longer a representable double)")
+            f"{EPS_MAX:g} the likelihood ratio e^eps is no longer a representable double)"
+        )
     return value
 
 
@@ -180,8 +181,9 @@ def _maximise_on_unit_interval(f, grid_size: int = 4001) -> float:
     values = np.asarray(f(grid), dtype=float)
     i = int(np.argmax(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid_size - 1)]
-    res = optimize.minimize_scalar(lambda t: -float(f(np.array(t))), bounds=(lo, hi),
-                                   method="bounded", options={"xatol": 1e-12})
+    res = optimize.minimize_scalar(
+        lambda t: -float(f(np.array(t))), bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}
+    )
     return float(max(values[i], -res.fun))
 
 

@@ -124,8 +124,11 @@ class _BinaryOutput(Mechanism):
 
 def _duchi_g(eps: float) -> tuple[float, float, float]:
     """g = 1/C_D = (e^ε−1)/(e^ε+1) = tanh(ε/2), 1 − g = 2e^{−ε}/(1+e^{−ε}) and log(1 − g)."""
-    return (math.tanh(eps / 2.0), 2.0 * math.exp(-eps) / (1.0 + math.exp(-eps)),
-            math.log(2.0) - eps - math.log1p(math.exp(-eps)))
+    return (
+        math.tanh(eps / 2.0),
+        2.0 * math.exp(-eps) / (1.0 + math.exp(-eps)),
+        math.log(2.0) - eps - math.log1p(math.exp(-eps)),
+    )
 
 
 class Duchi(_BinaryOutput):
@@ -164,5 +167,5 @@ class Harmony(_BinaryOutput):
         """Algorithm 1 step by step (two uniforms per user)."""
         x = as_input(x)
         discretised = 2.0 * rng.random(x.shape) - 1.0 < x  # step 1: +1 w.p. (1+v)/2
-        flipped = rng.random(x.shape) >= self.keep          # step 2
+        flipped = rng.random(x.shape) >= self.keep  # step 2
         return np.where(discretised ^ flipped, self.c, -self.c)  # step 3: ±(e^ε+1)/(e^ε−1)

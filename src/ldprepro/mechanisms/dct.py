@@ -54,15 +54,15 @@ class DCT(Mechanism):
         bits = np.unpackbits(np.frombuffer(rng.bytes((2 * x.size + 7) // 8), dtype=np.uint8))
         bit, fresh = bits[: x.size].view(bool), bits[x.size : 2 * x.size].view(bool)  # step 1
         u = rng.random(x.shape)
-        kept = u < self.keep                                                       # step 2
-        bit = bit ^ ((bit ^ fresh) & ~kept)                  # the fresh bit where not kept
+        kept = u < self.keep  # step 2
+        bit = bit ^ ((bit ^ fresh) & ~kept)  # the fresh bit where not kept
         # rescale u within its interval: u/keep if kept, (u − keep)/(1 − keep) otherwise
         replaced = (~kept).astype(float)
         u -= replaced * self.keep
         replaced *= self._inv_replace - self._inv_keep
         replaced += self._inv_keep
         u *= replaced
-        return self._place(x, bit, u)                                              # step 3
+        return self._place(x, bit, u)  # step 3
 
     def _place(self, x, inner, w):
         """Uniform position w ∈ [0,1) on the inner (``inner`` True) or outer segments.
@@ -113,8 +113,7 @@ class DCT(Mechanism):
         p_in = self.prob_inner()
         inner = np.full_like(x, p_in / (2.0 * self.m))
         outer = np.full_like(x, (1.0 - p_in) / (2.0 * (self.d - self.m)))
-        return [(x - self.d, x - self.m, outer), (x - self.m, x + self.m, inner),
-                (x + self.m, x + self.d, outer)]
+        return [(x - self.d, x - self.m, outer), (x - self.m, x + self.m, inner), (x + self.m, x + self.d, outer)]
 
     def __repr__(self):
         return f"DCT(eps={self.eps:g}, alpha={self.alpha:g})"

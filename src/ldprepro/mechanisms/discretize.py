@@ -110,4 +110,3 @@ def discretize(mech: Mechanism, m: int) -> Mechanism:
         mixed.m = int(m)
         return mixed
     return Discretized(mech, m)
-

@@ -17,8 +17,12 @@ from .three_outputs import ThreeOutputs
 
 #: Wang et al.'s exact HM threshold ε* ≈ 0.609352 (they round it to 0.61).
 HM_EPS_STAR = math.log(
-    (-5.0 + 2.0 * (6353.0 - 405.0 * math.sqrt(241.0)) ** (1.0 / 3.0)
-     + 2.0 * (6353.0 + 405.0 * math.sqrt(241.0)) ** (1.0 / 3.0)) / 27.0
+    (
+        -5.0
+        + 2.0 * (6353.0 - 405.0 * math.sqrt(241.0)) ** (1.0 / 3.0)
+        + 2.0 * (6353.0 + 405.0 * math.sqrt(241.0)) ** (1.0 / 3.0)
+    )
+    / 27.0
 )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -90,8 +90,9 @@ class MultiDimMechanism:
 class SampledMultiDim(MultiDimMechanism):
     """Wang/Zhao attribute sampling around any 1-D mechanism factory ``make(eps) -> Mechanism``."""
 
-    def __init__(self, make: Callable[[float], Mechanism], eps: float, d: int, k: int | None = None,
-                 name: str | None = None):
+    def __init__(
+        self, make: Callable[[float], Mechanism], eps: float, d: int, k: int | None = None, name: str | None = None
+    ):
         super().__init__(eps, d)
         self.k = sampling_k(self.eps, self.d) if k is None else int(k)
         if not 1 <= self.k <= self.d:
@@ -118,8 +119,14 @@ class SampledMultiDim(MultiDimMechanism):
             cols[:, i] = t
         return cols
 
-    def sampled_group_means(self, F: int, S: int, values_at: Callable[[np.ndarray], np.ndarray],
-                            rng: np.random.Generator, j: np.ndarray | None = None) -> np.ndarray:
+    def sampled_group_means(
+        self,
+        F: int,
+        S: int,
+        values_at: Callable[[np.ndarray], np.ndarray],
+        rng: np.random.Generator,
+        j: np.ndarray | None = None,
+    ) -> np.ndarray:
         """(F, d) group means from the sampled coordinates only: ``values_at(j)`` returns the users'
         values at the (F, S, k) sampled attribute indices j. Sum per (group, attribute) by bincount;
         the law (and the random stream) is that of :meth:`perturb` followed by the group means.
@@ -178,7 +185,7 @@ class DuchiMultiDim(MultiDimMechanism):
         x = _as_matrix(x, self.d)
         n, d = x.shape
         v = np.where(rng.random((n, d)) < 0.5 + 0.5 * x, 1, -1).astype(np.int8)
-        positive = rng.random(n) < self.a / (self.a + 1.0)     # u = 1: output from T+
+        positive = rng.random(n) < self.a / (self.a + 1.0)  # u = 1: output from T+
         s = np.where(rng.random((n, d)) < 0.5, 1, -1).astype(np.int8)
         if self.ties == "half":
             dot = np.einsum("ij,ij->i", s, v, dtype=np.int64)
@@ -211,7 +218,7 @@ class DuchiMultiDim(MultiDimMechanism):
         dots = cube @ cube.T  # [z, v]
         up, down = self.a / (self.a + 1.0), 1.0 / (self.a + 1.0)
         if self.ties == "half":
-            n = 2.0 ** self.d
+            n = 2.0**self.d
             g_plus = np.where(dots > 0, 2.0 / n, np.where(dots == 0, 1.0 / n, 0.0))
             g_minus = np.where(dots < 0, 2.0 / n, np.where(dots == 0, 1.0 / n, 0.0))
         else:

@@ -51,7 +51,7 @@ class Piecewise(Mechanism):
         self.p_low = r * em / (2.0 * (1.0 + r) ** 2)  # p/a
         self._log_p = lt + math.log(em) - math.log(2.0) - 2.0 * math.log1p(r)
         self._p_win = 1.0 / (1.0 + r)  # a/(a+τ)
-        self._p_out = r / (1.0 + r)    # τ/(a+τ)
+        self._p_out = r / (1.0 + r)  # τ/(a+τ)
         # Var[t*|t] = k2·t² + V0 (module docstring), rewritten in r, 1/τ and 1 − e^{−ε}.
         self._k2 = (r + self.ie) / em
         self._v0 = (1.0 + r) * (r * (1.0 + inv_tau) ** 3 + em * inv_tau**2) / (3.0 * em * em)
@@ -119,8 +119,7 @@ class Piecewise(Mechanism):
     def logpdf(self, y, x):
         y, x = np.asarray(y, dtype=float), np.asarray(x, dtype=float)
         inside = (y >= -self.A) & (y <= self.A)
-        return np.where(self._in_window(y, x) & inside, self._log_p,
-                        np.where(inside, self._log_p - self.eps, -np.inf))
+        return np.where(self._in_window(y, x) & inside, self._log_p, np.where(inside, self._log_p - self.eps, -np.inf))
 
     def density_pieces(self, x):
         x = np.asarray(x, dtype=float)
@@ -137,9 +136,11 @@ class Piecewise(Mechanism):
         centre = self._slope * x
         ones = np.ones_like(centre)
         half_out = 0.5 * self._p_out
-        return [(-self.A * ones, self._slope * (1.0 + x), half_out * (1.0 + x)),
-                (centre - 0.5 * self.L, self.L * ones, self._p_win * ones),
-                (centre + 0.5 * self.L, self._slope * (1.0 - x), half_out * (1.0 - x))]
+        return [
+            (-self.A * ones, self._slope * (1.0 + x), half_out * (1.0 + x)),
+            (centre - 0.5 * self.L, self.L * ones, self._p_win * ones),
+            (centre + 0.5 * self.L, self._slope * (1.0 - x), half_out * (1.0 - x)),
+        ]
 
     def __repr__(self):
         return f"{type(self).__name__}(eps={self.eps:g}, tau={self.tau:.6g})"

@@ -66,17 +66,20 @@ class ThreeOutputs(Mechanism):
                 raise ValueError(f"P00 must lie in [0, a/(a+2)] = [0, {cap:.6g}], got {self.p00!r}")
         g = math.tanh(self.eps / 2.0)
         q = 1.0 - self.p00 * ie  # (a − P00)/a
-        self.c = 1.0 / (g * q)   # a(a+1)/((a−1)(a−P00))
+        self.c = 1.0 / (g * q)  # a(a+1)/((a−1)(a−P00))
         self._decay = em
         self._support = np.array([-self.c, 0.0, self.c])
         # Endpoint probabilities [P(−C|·), P(0|·), P(C|·)] at t = 0 and t = 1 (t = −1 mirrors).
         c0 = 0.5 * q00
-        c1 = q * ie / (1.0 + ie)                       # P(−C | 1) = q(1 − g)/2
-        c2 = 0.5 * (q00 + self.p00 * em + g * q)       # P(C | 1)
+        c1 = q * ie / (1.0 + ie)  # P(−C | 1) = q(1 − g)/2
+        c2 = 0.5 * (q00 + self.p00 * em + g * q)  # P(C | 1)
         self._at0 = np.array([c0, self.p00, c0])
         self._at1 = np.array([c1, self.p00 * ie, c2])
-        log_q00 = (math.log(2.0) - self.eps - math.log1p(2.0 * ie)) if (p00 is None and self.eps > EPS_P00_CAP) \
+        log_q00 = (
+            (math.log(2.0) - self.eps - math.log1p(2.0 * ie))
+            if (p00 is None and self.eps > EPS_P00_CAP)
             else (math.log(q00) if q00 > 0 else -math.inf)
+        )
         log_p00 = math.log(self.p00) if self.p00 > 0 else -math.inf
         self._log_at0 = np.array([log_q00 - math.log(2.0), log_p00, log_q00 - math.log(2.0)])
         self._log_at1 = np.array([math.log(q) - self.eps - math.log1p(ie), log_p00 - self.eps, math.log(c2)])
