@@ -351,5 +351,12 @@ def plot_mean_figure(
         )
     shared_legend(fig, main_axes, extra)
     key = "markers: measured mean, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
+    if fig_cfg.get("kind") == "sgd" and xcol == "eps":
+        # the paper's group size G = ⌈d ln d/ε²⌉ changes the number of SGD steps with ε (issue 13)
+        key += "; the number of SGD steps n/G changes with ε (G = ⌈d ln d/ε²⌉)" + (
+            "; dotted: control with a fixed number of steps"
+            if "group_rule" in summary and (summary["group_rule"] == "fixed").any()
+            else ""
+        )
     set_suptitle(fig, f"{title} ({key})" if real else title)
     save_figure(fig, png, svg, claims=claims)
