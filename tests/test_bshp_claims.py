@@ -140,7 +140,7 @@ def test_theorem7_and_bandwidth_are_decided_exactly():
     out = _judge(_fig("values"), "fig1", lambda *a: 1.0, 20)
     t7 = out[out["claim"].str.contains("Theorem 7")]
     assert len(t7) == 1 and t7["verdict"].iloc[0] == "does not hold"
-    assert t7["data_role"].iloc[0] == "theory" and t7["kind"].iloc[0] == "closed-form"
+    assert t7["data_role"].iloc[0] == "paper" and t7["kind"].iloc[0] == "closed-form"
     assert pd.isna(t7["p_value"].iloc[0])
     # ε = 15, r = 0.8: the exact loss is ε = 15, Theorem 7 claims ln(1 + 0.8(e^15 − 1)) = 14.777
     assert t7["effect"].iloc[0] == pytest.approx(15 - math.log1p(0.8 * math.expm1(15)), abs=1e-6)
@@ -171,16 +171,16 @@ def test_fig4_universal_claim_false_at_one_point_does_not_hold_and_is_split_by_r
         "substitute": "does not hold",
     }
     assert "ε=18" in universal["evidence"].iloc[0]
-    data = out[out["data_role"] != "theory"]
+    data = out[out["kind"] != "closed-form"]
     assert _verdicts(data, "split by sampling ratio, r = 0.8)") == {"paper": "holds", "substitute": "holds"}
     assert _verdicts(data, "split by sampling ratio, r = 0.4)") == {
         "paper": "does not hold",
         "substitute": "does not hold",
     }
     # the exact (Lemma 6) rows read the same truth from mse_theory
-    theory = out[out["data_role"] == "theory"]
-    assert _verdicts(theory, "r = 0.8, exact") == {"theory": "holds"}
-    assert _verdicts(theory, "r = 0.4, exact") == {"theory": "does not hold"}
+    theory = out[out["kind"] == "closed-form"]
+    assert _verdicts(theory, "r = 0.8, exact") == {"paper": "holds"}
+    assert _verdicts(theory, "r = 0.4, exact") == {"paper": "does not hold"}
     # r = 0.8 beats r = 0.4 everywhere here (0.35 vs 0.7, and 1.6 at ε = 18)
     assert _verdicts(data, "higher sampling ratio") == {"paper": "holds", "substitute": "holds"}
     # substitute rows say so
@@ -197,10 +197,10 @@ def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
     key = "more significant when the privacy budget is relatively large"
     g = _judge(fig, "fig4", growing, 300, seed=5)
     assert g.loc[g["claim"] == _words("mse_eps", "larger_eps"), "verdict"].tolist() == ["holds"]
-    assert _verdicts(g, key + " (exact") == {"theory": "holds"}
+    assert _verdicts(g, key + " (exact") == {"paper": "holds"}
     s = _judge(fig, "fig4", shrinking, 300, seed=6)
     assert s.loc[s["claim"] == _words("mse_eps", "larger_eps"), "verdict"].tolist() == ["does not hold"]
-    assert _verdicts(s, key + " (exact") == {"theory": "does not hold"}
+    assert _verdicts(s, key + " (exact") == {"paper": "does not hold"}
     # a constant gain: 'holds' only at the test's level (both points share the baseline's noise)
     holds = sum(
         _judge(fig, "fig4", flat, 60, seed=100 + k)

@@ -346,10 +346,10 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
         assert len(claims) >= 3 and set(claims["verdict"]) <= set(VERDICTS)
         assert claims["evidence"].str.len().gt(10).all()
         roles = {bshp["cities"][c]["data_role"] for c in entry["cities"]}
-        assert set(claims["data_role"]) == roles | {"theory"}
+        assert set(claims["data_role"]) == roles | {"paper"}
         theorem7 = claims[claims["claim"].str.contains("Theorem 7")]
         assert (theorem7["verdict"] == "does not hold").all() and len(theorem7) == 1
-        assert theorem7["p_value"].isna().all() and (theorem7["data_role"] == "theory").all()
+        assert theorem7["p_value"].isna().all() and (theorem7["kind"] == "closed-form").all()
     assert (tmp_path / "figures/bshp/fig1.svg").read_text().count("SAMPLE") >= 1
 
 

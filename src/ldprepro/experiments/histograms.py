@@ -811,7 +811,7 @@ def claims_for(d: FigureData) -> list:
             if not spec.split:
                 pts, scope, ev = spec.decide(d, **opts)
                 out.append(
-                    V.Claim(PAPER, d.figure, words, scope, spec.kind, data_role="theory", points=pts, evidence=ev)
+                    V.Claim(PAPER, d.figure, words, scope, spec.kind, data_role="paper", points=pts, evidence=ev)
                     if pts
                     else V.not_testable(
                         PAPER,
@@ -820,7 +820,7 @@ def claims_for(d: FigureData) -> list:
                         scope,
                         spec.kind,
                         "no city's data can be obtained here: " + _why(d),
-                        data_role="theory",
+                        data_role="paper",
                     )
                 )
                 continue
@@ -887,7 +887,7 @@ def figure_claims(table: pd.DataFrame, width: int = 160) -> list[dict]:
         rows.append(
             {
                 **row,
-                "evidence": f"{row['data_role']} data; {lead}" if row["data_role"] != "theory" else f"exact; {lead}",
+                "evidence": f"{row['data_role']} data; {lead}" if row["kind"] != "closed-form" else f"exact; {lead}",
             }
         )
     return rows

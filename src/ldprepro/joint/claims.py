@@ -385,7 +385,7 @@ def theory_claims(
             "ε₂-LDP with ε₂ = ln(q*(1−p*)/(p*(1−q*)))",
             scope,
             "closed-form",
-            data_role="theory",
+            data_role="paper",
             points=t2,
             evidence=(
                 "Exact worst-case loss over record pairs differing in every attribute (sum of per-bit maxima; "
@@ -399,7 +399,7 @@ def theory_claims(
             "Theorem 1: the permanent RR of a record satisfies ε₁-LDP with ε₁ = 2d·ln((2−f)/f) (tight)",
             scope,
             "closed-form",
-            data_role="theory",
+            data_role="paper",
             points=t1,
             evidence="Exact worst-case loss of the permanent RR (per-bit channel 1 − f/2 vs f/2); effect = exact/printed",
         ),
