@@ -190,7 +190,12 @@ def test_theorem_rows():
     rows = judge(theory_claims("fig1", "NLTCS", [2] * 16, [0.1, 0.3, 0.5], 0.5, 0.75))
     t2, t1 = rows.iloc[0], rows.iloc[1]
     assert t2["claim"].startswith("Theorem 2") and t2["verdict"] == "does not hold"
-    assert t2["data_role"] == "paper" and t2["kind"] == "closed-form" and pd.isna(t2["p_value"]) and t2["effect"] == pytest.approx(16)
+    assert (
+        t2["data_role"] == "paper"
+        and t2["kind"] == "closed-form"
+        and pd.isna(t2["p_value"])
+        and t2["effect"] == pytest.approx(16)
+    )
     assert t1["claim"].startswith("Theorem 1") and t1["verdict"] == "holds" and t1["effect"] == pytest.approx(1)
     # one attribute: the printed Theorem 2 is the exact loss
     one = judge(theory_claims("fig1", "one", [5], [0.1], 0.5, 0.75)).iloc[0]
