@@ -179,3 +179,11 @@ def test_ratio_of_means_follows_the_means_not_the_geometric_means():
     rom = ratio_of_means_point(a, b, "x")
     assert rom.ci_low < 1.2 < rom.ci_high and not rom.favours
     assert judge([_claim([rom])])["verdict"].iloc[0] == "does not hold"
+
+
+def test_equivalence_far_outside_the_margin_does_not_hold():
+    rng = np.random.default_rng(10)
+    rate = rng.normal(0.23, 0.02, 50)  # a misclassification rate far from "random" (0.5 ± 0.05)
+    pt = equivalence_point(rate, np.full(50, 0.5), "3 outputs", 0.05, log=False)
+    assert not pt.favours and pt.p_value < 1e-10
+    assert judge([_claim([pt], kind="equivalence")])["verdict"].iloc[0] == "does not hold"

@@ -231,10 +231,10 @@ def equivalence_point(
     a, b, label: str, margin: float, *, log: bool = True, means: bool = False, alpha: float = ALPHA
 ) -> Point:
     """TOST: is the paired effect within ±``margin`` (a ratio within [1/margin, margin] when
-    ``log``)? ``p_value`` is the larger one-sided p (equivalence holds when < α); ``favours`` is
-    True when the 90 % interval lies inside the margin. A significant result against equivalence
-    (the interval entirely outside) is reported through ``refutes``=False and p of the
-    non-equivalence test in ``note``."""
+    ``log``)? When equivalence is shown, ``p_value`` is the larger one-sided p and ``favours`` is
+    True; when the effect is significantly outside the margin, ``p_value`` is that one-sided
+    non-equivalence test's p and ``favours`` False (the claim does not hold); otherwise TOST's p
+    with ``favours`` False (inconclusive)."""
     a, b = np.asarray(a, dtype=float), np.broadcast_to(np.asarray(b, dtype=float), np.shape(a))
     ok = np.isfinite(a) & np.isfinite(b) & ((a > 0) & (b > 0) if log else True)
     a, b = a[ok], b[ok]
@@ -260,14 +260,18 @@ def equivalence_point(
     conv = math.exp if log else (lambda v: v)
     on = "the ratio of means" if log and means else ("log-ratios" if log else "differences")
     test = f"TOST (margin {'×' if log else '±'}{margin:g}) on {on}"
+    # equivalent: TOST's p in favour; else, when the effect is significantly outside the margin, the
+    # non-equivalence p against the claim (so the engine can say "does not hold"); else TOST's p
+    equivalent = p_eq < alpha
+    p_report = p_eq if equivalent or p_out >= alpha else p_out
     return Point(
         label,
         test,
         conv(mean),
         conv(lo),
         conv(hi),
-        p_eq,
-        bool(p_eq < alpha),
+        p_report,
+        bool(equivalent),
         n,
         sd,
         conv(_mde_test_scale(sd, n, alpha)),
