@@ -76,19 +76,31 @@ def _max_log_ratio_log(log_table: np.ndarray) -> float:
     return float((hi[live] - lo[live]).max()) if live.any() else 0.0
 
 
+def _log_law(prob: np.ndarray, log_prob) -> np.ndarray:
+    """log of ``prob``, with ``log_prob()`` (the mechanism's exact log law) only where ``prob``
+    underflowed to 0: the audit reads the law the mechanism samples from (``pmf``/``pdf``), and
+    stays exact where those are below the smallest double at large ε."""
+    with np.errstate(divide="ignore"):
+        out = np.log(prob)
+        under = out == -np.inf
+        if under.any():
+            out = np.where(under, log_prob(), out)
+    return out
+
+
 def numeric_exact_loss(mech: Mechanism, n_inputs: int = 201, n_outputs: int = 4001) -> float:
-    """Exact loss of a 1-D mechanism from its log-pmf (atoms) and log-pdf (continuous part)."""
+    """Exact loss of a 1-D mechanism from its pmf (atoms) and pdf (continuous part), in log space
+    where they underflow (``logpmf``/``logpdf``)."""
     xs = np.linspace(-1.0, 1.0, n_inputs)
     loss = 0.0
-    with np.errstate(divide="ignore"):
-        if len(mech.support()):
-            loss = max(loss, _max_log_ratio_log(mech.logpmf(xs)))
-        if mech.continuous:
-            lo, hi = mech.output_bounds()
-            if not math.isfinite(lo):
-                lo, hi = -1.0 - 40.0 / mech.eps, 1.0 + 40.0 / mech.eps
-            ys = np.linspace(lo, hi, n_outputs)[1:-1]
-            loss = max(loss, _max_log_ratio_log(mech.logpdf(ys[None, :], xs[:, None])))
+    if len(mech.support()):
+        loss = max(loss, _max_log_ratio_log(_log_law(mech.pmf(xs), lambda: mech.logpmf(xs))))
+    if mech.continuous:
+        lo, hi = mech.output_bounds()
+        if not math.isfinite(lo):
+            lo, hi = -1.0 - 40.0 / mech.eps, 1.0 + 40.0 / mech.eps
+        ys = np.linspace(lo, hi, n_outputs)[1:-1][None, :]
+        loss = max(loss, _max_log_ratio_log(_log_law(mech.pdf(ys, xs[:, None]), lambda: mech.logpdf(ys, xs[:, None]))))
     return loss
 
 
@@ -101,11 +113,14 @@ def _numeric_log_lr(mech: Mechanism):
         on_atom = np.isin(y, atoms) if len(atoms) else np.zeros(y.shape, bool)
         if on_atom.any():
             idx = np.searchsorted(atoms, y[on_atom])
-            with np.errstate(divide="ignore"):
-                out[on_atom] = mech.logpmf(x0)[idx] - mech.logpmf(x1)[idx]
+            l0 = _log_law(mech.pmf(x0), lambda: mech.logpmf(x0))[idx]
+            l1 = _log_law(mech.pmf(x1), lambda: mech.logpmf(x1))[idx]
+            out[on_atom] = l0 - l1
         if (~on_atom).any():
-            with np.errstate(divide="ignore"):
-                out[~on_atom] = mech.logpdf(y[~on_atom], x0) - mech.logpdf(y[~on_atom], x1)
+            yc = y[~on_atom]
+            out[~on_atom] = _log_law(mech.pdf(yc, x0), lambda: mech.logpdf(yc, x0)) - _log_law(
+                mech.pdf(yc, x1), lambda: mech.logpdf(yc, x1)
+            )
         return out
 
     return log_lr
