@@ -272,7 +272,9 @@ def _dct_variance_claim(paper: str, figure: str) -> Claim:
     )
 
 
-def dct_fig1(res: Results):
+def sweep_trend_points(res: Results, mechanism: str, sweep: str, log_x: bool = False) -> list:
+    """One trend point per (dataset, ε): the metric of ``mechanism`` against its swept parameter,
+    repetitions as blocks."""
     pts = []
     for ds in res.datasets:
         metric = res.metric_of(ds)
@@ -281,11 +283,16 @@ def dct_fig1(res: Results):
                 (res.raw["dataset"] == ds)
                 & (res.raw["eps"] == eps)
                 & (res.raw["metric"] == metric)
-                & (res.raw["mechanism"] == "dct")
+                & (res.raw["mechanism"] == mechanism)
             ]
-            table = r.pivot_table(index="rep", columns="alpha", values="value")
+            table = r.pivot_table(index="rep", columns=sweep, values="value")
             if table.shape[1] > 1:
-                pts.append(trend_point(table, f"{ds} ε={eps:g}", decreasing=True, log=True, log_x=True))
+                pts.append(trend_point(table, f"{ds} ε={eps:g}", decreasing=True, log=True, log_x=log_x))
+    return pts
+
+
+def dct_fig1(res: Results):
+    pts = sweep_trend_points(res, "dct", "alpha", log_x=True)
     return [
         res.claim(
             "The larger α (the smaller d), the smaller the absolute error, at every ε",
@@ -487,19 +494,7 @@ def ldpfl_fig11(res: Results):
 # Paper 000 (HierA)
 # --------------------------------------------------------------------------------------------
 def hiera_fig1(res: Results):
-    pts = []
-    for ds in res.datasets:
-        metric = res.metric_of(ds)
-        for eps in res.eps_values(ds):
-            r = res.raw[
-                (res.raw["dataset"] == ds)
-                & (res.raw["eps"] == eps)
-                & (res.raw["metric"] == metric)
-                & (res.raw["mechanism"] == "hiera")
-            ]
-            table = r.pivot_table(index="rep", columns="mu", values="value")
-            if table.shape[1] > 1:
-                pts.append(trend_point(table, f"{ds} ε={eps:g}", decreasing=True, log=True))
+    pts = sweep_trend_points(res, "hiera", "mu")
     # the theory's effect: MAE rises 1-12 % from μ = 1 to 5 (unbiased reading; spec §6.2): ≈ log(1.05)/4 per μ
     return [
         res.claim(
