@@ -303,16 +303,21 @@ def dct_fig1(res: Results):
     ]
 
 
+def mechanism_trend_points(res: Results, dataset: str, x: str) -> list:
+    """One decreasing-trend point per mechanism of a panel: log error against log ``x`` (ε or the
+    number of users), repetitions as blocks."""
+    metric, pts = res.metric_of(dataset), []
+    for m in sorted(res.raw.loc[res.raw["dataset"] == dataset, "mechanism"].unique()):
+        r = res.raw[(res.raw["dataset"] == dataset) & (res.raw["mechanism"] == m) & (res.raw["metric"] == metric)]
+        table = r.pivot_table(index="rep", columns=x, values="value")
+        if table.shape[1] > 1:
+            pts.append(trend_point(table, f"{dataset}/{NAMES.get(m, m)}", decreasing=True, log=True, log_x=True))
+    return pts
+
+
 def dct_fig2(res: Results):
     out = []
-    pts = []
-    for ds in res.datasets:
-        metric = res.metric_of(ds)
-        for m in sorted(res.raw.loc[res.raw["dataset"] == ds, "mechanism"].unique()):
-            r = res.raw[(res.raw["dataset"] == ds) & (res.raw["mechanism"] == m) & (res.raw["metric"] == metric)]
-            table = r.pivot_table(index="rep", columns="eps", values="value")
-            if table.shape[1] > 1:
-                pts.append(trend_point(table, f"{ds}/{NAMES.get(m, m)}", decreasing=True, log=True, log_x=True))
+    pts = [pt for ds in res.datasets for pt in mechanism_trend_points(res, ds, "eps")]
     out.append(
         res.claim(
             "The absolute error decreases as the privacy budget grows", "every panel and mechanism", "trend", points=pts
@@ -369,13 +374,7 @@ def _ratio_below_points(res: Results, a: str, others: list[str], bound: float, x
 def dct_fig3(res: Results):
     out = []
     for ds in res.datasets:
-        metric = res.metric_of(ds)
-        pts = []
-        for m in sorted(res.raw.loc[res.raw["dataset"] == ds, "mechanism"].unique()):
-            r = res.raw[(res.raw["dataset"] == ds) & (res.raw["mechanism"] == m) & (res.raw["metric"] == metric)]
-            table = r.pivot_table(index="rep", columns="n_users", values="value")
-            if table.shape[1] > 1:
-                pts.append(trend_point(table, f"{ds}/{NAMES.get(m, m)}", decreasing=True, log=True, log_x=True))
+        pts = mechanism_trend_points(res, ds, "n_users")
         out.append(
             res.claim(
                 "The absolute error decreases as the dataset grows", f"{ds}, every mechanism", "trend", points=pts
