@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from workflow_cmd import snakemake_cmd
 
 from ldprepro.results import KEY_COLUMNS, VERDICTS
 
@@ -19,22 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def run_snakemake(workdir: Path, *targets: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "2",
-        "--config",
-        "scale=smoke",
-        *config,
-        "--",
-        *targets,
-    ]
+    cmd = snakemake_cmd("--cores", "2", "--config", "scale=smoke", *config, "--", *targets, workdir=workdir)
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -110,17 +95,7 @@ def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
     cfg["no_such_key"] = 1
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
     for extra, needle in [(["--configfile", str(tmp_path / "bad.yaml")], "no_such_key")]:
-        cmd = [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "-n",
-            *extra,
-        ]
+        cmd = snakemake_cmd("-n", *extra, workdir=tmp_path)
         shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode != 0
@@ -128,18 +103,7 @@ def test_bad_config_fails_at_load_time_naming_the_key(tmp_path):
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
     cfg["ldpfl"]["fig1"]["mc_reps"] = "many"
     (tmp_path / "bad2.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "-n",
-        "--configfile",
-        str(tmp_path / "bad2.yaml"),
-    ]
+    cmd = snakemake_cmd("-n", "--configfile", str(tmp_path / "bad2.yaml"), workdir=tmp_path)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode != 0
     assert "mc_reps" in proc.stdout + proc.stderr and "many" in proc.stdout + proc.stderr
@@ -169,19 +133,7 @@ def build_with_mirror(workdir: Path, cfg: dict, targets: list[str]) -> None:
     """Run the workflow on ``targets`` with config ``cfg`` and the dataset mirror; check the files."""
     env = _mirror_env()
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "2",
-        "--",
-        *targets,
-    ]
+    cmd = snakemake_cmd("--cores", "2", "--", *targets, workdir=workdir)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for t in targets:
@@ -198,7 +150,7 @@ def full_smoke(tmp_path_factory):
     cfg = smoke_config()
     cfg["dct"]["fig2"]["panels"].append({"dataset": "ipums_br", "columns": ["AGE"], "title": "BR"})
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", "2"]
+    cmd = snakemake_cmd("--cores", "2")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=workdir)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     return workdir, cfg, proc.stdout + proc.stderr
@@ -234,7 +186,7 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
 
     workdir, cfg, _ = full_smoke
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--report", "report.html"],
+        snakemake_cmd("--report", "report.html"),
         capture_output=True,
         text=True,
         env=_mirror_env(),

@@ -12,11 +12,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_cmd import snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[1]
 # DCT Fig. 3 (synthetic GAUSS: data_synthetic + 3 mechanism jobs + rendering) and PM-OPT's density
@@ -26,16 +26,7 @@ TARGETS = ["figures/dct/fig3.png", "figures/dct/fig3.svg", "figures/ldpfl/fig4.p
 def snakemake(workdir: Path, *args: str, src: Path = REPO / "src") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(src), "MPLBACKEND": "Agg"}
     env.pop("IPUMS_API_KEY", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        *args,
-    ]
+    cmd = snakemake_cmd(*args, workdir=workdir)
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
@@ -143,19 +134,7 @@ def test_after_kill_9_the_next_run_says_exactly_what_to_run(tmp_path):
     cfg["scale"] = "smoke"
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MPLBACKEND": "Agg"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--cores",
-        "1",
-        "--",
-        "figures/dct/fig3.png",
-    ]
+    cmd = snakemake_cmd("--cores", "1", "--", "figures/dct/fig3.png", workdir=tmp_path)
     first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     locks = tmp_path / ".snakemake/locks"
     while not (locks.is_dir() and any(locks.iterdir())):  # wait for the lock (no wall-clock limit)
