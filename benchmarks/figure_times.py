@@ -1,0 +1,259 @@
+"""Per-figure cost of a pipeline run, beside its random-number floor (not a test).
+
+    PYTHONPATH=src python benchmarks/figure_times.py [--logs logs/benchmarks] [--before DIR]
+        [--config config.yaml] [--cards data/processed] [--out-dir benchmarks]
+
+Reads the Snakemake ``benchmark:`` files every job writes (``logs/benchmarks/<paper>/<fig>/...tsv``:
+wall seconds ``s``, ``cpu_time``, ``max_rss`` in MB) and sums them per figure. Beside each figure of the
+Monte-Carlo kinds it puts the floor an exact per-user sampler cannot beat: one uniform per reported
+user per repetition (mean figures: users × repetitions × ε × sweep values per job; LDP-SGD figures:
+training users × fits), priced at the CPU time of ``Generator.random`` measured in this run (minimum
+of 7 repeats after a warm-up). Jobs that use exact sufficient statistics (graded Laplace, Laplace)
+may run below it: the ratio then reads < 1.
+
+``--before DIR`` adds the same sums of an earlier run's benchmark files (copy ``logs/benchmarks``
+aside before re-running) and the speed-up. Writes ``figure_times.json`` and the generated
+``figure_times.md``; no number in it is typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+
+def read_benchmarks(root: Path) -> pd.DataFrame:
+    """One row per benchmark file under ``root``: figure key (first two path parts), job name,
+    wall s, CPU s, max RSS MB."""
+    rows = []
+    for f in sorted(root.rglob("*.tsv")):
+        rel = f.relative_to(root).with_suffix("")
+        parts = rel.parts
+        paper = parts[0]
+        figure = parts[1] if len(parts) > 2 else parts[-1]
+        t = pd.read_csv(f, sep="\t")
+        if t.empty:
+            raise ValueError(f"{f}: empty benchmark file")
+        rows.append(
+            {
+                "paper": paper,
+                "figure": figure,
+                "job": "/".join(parts[2:]) if len(parts) > 2 else parts[-1],
+                "wall_s": float(t["s"].iloc[0]),
+                "cpu_s": float(t["cpu_time"].iloc[0]),
+                "max_rss_mb": float(t["max_rss"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(rows, columns=["paper", "figure", "job", "wall_s", "cpu_s", "max_rss_mb"])
+
+
+def _users(cards: Path, dataset: str, cap) -> int | None:
+    card = cards / f"{dataset}.json"
+    if not card.exists():
+        return None
+    n = int(json.loads(card.read_text())["rows_after_cleaning"])
+    return min(n, int(cap)) if cap else n
+
+
+def _combos(entry: dict, mechanism: str) -> int:
+    sweep = entry.get("sweep", {})
+    if not sweep or mechanism not in entry.get("sweep_mechanisms", entry["mechanisms"]):
+        return 1
+    return math.prod(len(v) for v in sweep.values())
+
+
+def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> int | None:
+    """Uniforms an exact per-user sampler needs for one (figure, dataset, mechanism) job at the
+    configured scale, or None when the kind is not modelled or the dataset has no card."""
+    n = _users(cards, dataset, entry.get("max_users"))
+    if n is None:
+        return None
+    eps = len(entry["eps"])
+    combos = _combos(entry, mechanism)
+    if entry.get("kind") == "mean":
+        reps = max(int(entry["reps"]), int(entry.get("test_reps", 0)))
+        sizes = entry.get("sizes") or [n]
+        return sum(min(int(s), n) for s in sizes) * reps * eps * combos
+    if entry.get("kind") == "sgd":
+        folds = int(entry.get("folds", 5))
+        fits = folds * int(entry.get("cv_repetitions", 1)) * eps * combos
+        return fits * n * (folds - 1) // folds
+    return None
+
+
+def uniform_seconds_per_draw(repeats: int = 7, n: int = 1_000_000) -> float:
+    """CPU seconds per ``Generator.random`` draw: warm-up, then the minimum of ``repeats``."""
+    rng = np.random.default_rng(0)
+    rng.random(n)
+    best = math.inf
+    for _ in range(repeats):
+        c0 = time.process_time()
+        rng.random(n)
+        best = min(best, time.process_time() - c0)
+    return best / n
+
+
+def floors(config: dict, cards: Path) -> dict[tuple[str, str, str], int]:
+    """{(paper, figure, job name): floor draws} for every mean / SGD job of ``config``."""
+    out = {}
+    for paper, section in config.items():
+        if not isinstance(section, dict):
+            continue
+        for figure, entry in section.items():
+            if not isinstance(entry, dict) or entry.get("kind") not in ("mean", "sgd"):
+                continue
+            for panel, mech in itertools.product(entry.get("panels", []), entry.get("mechanisms", [])):
+                draws = job_floor_draws(entry, panel["dataset"], mech, cards)
+                if draws is not None:
+                    out[(paper, figure, f"{panel['dataset']}__{mech}")] = draws
+    return out
+
+
+def summarise(jobs: pd.DataFrame, floor_draws: dict, sec_per_draw: float) -> pd.DataFrame:
+    jobs = jobs.copy()
+    jobs["floor_draws"] = [floor_draws.get((p, f, j)) for p, f, j in zip(jobs.paper, jobs.figure, jobs.job)]
+    g = jobs.groupby(["paper", "figure"], sort=True)
+    out = g.agg(
+        jobs=("job", "size"),
+        cpu_s=("cpu_s", "sum"),
+        wall_s=("wall_s", "sum"),
+        longest_job_wall_s=("wall_s", "max"),
+        max_rss_mb=("max_rss_mb", "max"),
+    )
+    modelled = jobs.dropna(subset=["floor_draws"]).groupby(["paper", "figure"])
+    out["floor_draws"] = modelled["floor_draws"].sum()
+    out["floor_jobs"] = modelled.size().astype("Int64")
+    out["floor_cpu_s"] = out["floor_draws"] * sec_per_draw
+    # the modelled jobs' CPU over their floor (partially modelled figures compare like with like)
+    out["cpu_over_floor"] = modelled["cpu_s"].sum() / out["floor_cpu_s"]
+    return out.reset_index()
+
+
+def _fmt(x, unit="", digits=1):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    return f"{x:,.{digits}f}{unit}"
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        "<!-- generated by benchmarks/figure_times.py; do not edit by hand -->",
+        "# Per-figure cost of a pipeline run",
+        "",
+        f"Run read from `{result['logs']}` (job benchmark files); floor priced at "
+        f"{result['ns_per_uniform']:.2f} ns CPU per `Generator.random` draw, measured "
+        f"{result['measured_at']} on {result['machine']}. CPU and wall are sums over the figure's jobs; "
+        "the floor is one uniform per reported user per repetition (mean figures) or per training user "
+        "per fit (LDP-SGD figures; a lower bound: sampled reports draw 2k numbers per user, see "
+        "`results.md` for the per-fit RNG and data-pass floors) for the jobs it models.",
+        "",
+    ]
+    has_before = any("before_cpu_s" in r for r in result["figures"])
+    head = "| figure | jobs | CPU | wall (sum) | longest job | max RSS | floor CPU | CPU / floor |"
+    sep = "|---|---|---|---|---|---|---|---|"
+    if has_before:
+        head += " CPU before | speed-up |"
+        sep += "---|---|"
+    lines += [head, sep]
+    for r in result["figures"]:
+        floor = r.get("floor_cpu_s")
+        ratio = r.get("cpu_over_floor")
+        floor_txt = _fmt(floor, " s") + (
+            f" ({r['floor_jobs']}/{r['jobs']} jobs)" if floor is not None and r["floor_jobs"] < r["jobs"] else ""
+        )
+        row = (
+            f"| {r['paper']}/{r['figure']} | {r['jobs']} | {_fmt(r['cpu_s'], ' s')} | {_fmt(r['wall_s'], ' s')} "
+            f"| {_fmt(r['longest_job_wall_s'], ' s')} | {_fmt(r['max_rss_mb'], ' MB', 0)} | {floor_txt} "
+            f"| {_fmt(ratio, '×')} |"
+        )
+        if has_before:
+            before = r.get("before_cpu_s")
+            row += f" {_fmt(before, ' s')} | {_fmt(before / r['cpu_s'] if before else None, '×')} |"
+        lines.append(row)
+    t = result["totals"]
+    lines += [
+        "",
+        f"Total: {t['jobs']} jobs, {_fmt(t['cpu_s'], ' s')} CPU, {_fmt(t['wall_s'], ' s')} summed job wall, "
+        f"largest job {_fmt(t['max_rss_mb'], ' MB', 0)} RSS; on {result['cpus']} cores the run cannot take less "
+        f"than CPU / cores = {_fmt(t['cpu_s'] / result['cpus'] / 60, ' min')}. The cheapest job took "
+        f"{_fmt(t['min_job_cpu_s'], ' s')} CPU, a bound on the start-up (interpreter, imports, inputs) "
+        f"every job pays: at most {_fmt(t['jobs'] * t['min_job_cpu_s'], ' s')} of the total."
+        + (f" Before: {_fmt(t['before_cpu_s'], ' s')} CPU." if "before_cpu_s" in t else ""),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _clean(v):
+    if isinstance(v, (np.integer, int)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return None if not math.isfinite(float(v)) else float(v)
+    return v
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--logs", default="logs/benchmarks", type=Path)
+    ap.add_argument("--before", type=Path)
+    ap.add_argument("--config", default="config.yaml", type=Path)
+    ap.add_argument("--cards", default="data/processed", type=Path)
+    ap.add_argument("--out-dir", default="benchmarks", type=Path)
+    args = ap.parse_args(argv)
+
+    config = yaml.safe_load(args.config.read_text())
+    jobs = read_benchmarks(args.logs)
+    if jobs.empty:
+        raise SystemExit(f"{args.logs}: no benchmark files (run the pipeline first)")
+    sec = uniform_seconds_per_draw()
+    table = summarise(jobs, floors(config, args.cards), sec)
+    if args.before:
+        before = read_benchmarks(args.before).groupby(["paper", "figure"])["cpu_s"].sum().rename("before_cpu_s")
+        table = table.merge(before.reset_index(), on=["paper", "figure"], how="left")
+    figures = [
+        {k: _clean(v) for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
+        for r in table.to_dict("records")
+    ]
+    totals = {
+        "jobs": int(table["jobs"].sum()),
+        # every job pays the interpreter + imports; the cheapest job of the run bounds that cost
+        "min_job_cpu_s": float(jobs["cpu_s"].min()),
+        "cpu_s": float(table["cpu_s"].sum()),
+        "wall_s": float(table["wall_s"].sum()),
+        "max_rss_mb": float(table["max_rss_mb"].max()),
+    }
+    if "before_cpu_s" in table:
+        totals["before_cpu_s"] = float(table["before_cpu_s"].sum())
+    result = {
+        "logs": str(args.logs),
+        "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()} (CPython {platform.python_version()}, numpy {np.__version__})",
+        "cpus": os.cpu_count(),
+        "ns_per_uniform": sec * 1e9,
+        "figures": figures,
+        "totals": totals,
+    }
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in (
+        ("figure_times.json", json.dumps(result, indent=1) + "\n"),
+        ("figure_times.md", markdown(result)),
+    ):
+        tmp = args.out_dir / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(args.out_dir / name)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""benchmarks/figure_times.py: per-figure sums of the jobs' benchmark files and the floor arithmetic."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+spec = importlib.util.spec_from_file_location("figure_times", Path(__file__).parents[1] / "benchmarks/figure_times.py")
+ft = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ft)
+
+
+def bench_file(path: Path, s: float, cpu: float, rss: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{s}\t0:00:01\t{rss}\t{cpu}\n")
+
+
+@pytest.fixture
+def run(tmp_path):
+    logs = tmp_path / "logs"
+    bench_file(logs / "hiera/fig2/synth_a__pm.tsv", 10.0, 8.0, 300.0)
+    bench_file(logs / "hiera/fig2/synth_a__hiera.tsv", 30.0, 20.0, 250.0)
+    bench_file(logs / "hiera/fig2/plot.tsv", 2.0, 1.5, 200.0)
+    bench_file(logs / "lremh/fig1.tsv", 5.0, 4.0, 900.0)
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    (cards / "synth_a.json").write_text(json.dumps({"rows_after_cleaning": 1000}))
+    config = {
+        "seed": 1,
+        "hiera": {
+            "fig2": {
+                "kind": "mean",
+                "panels": [{"dataset": "synth_a"}],
+                "mechanisms": ["pm", "hiera"],
+                "sweep": {"mu": [1, 2, 3]},
+                "sweep_mechanisms": ["hiera"],
+                "eps": [0.5, 1.0],
+                "reps": 10,
+                "test_reps": 40,
+            }
+        },
+    }
+    return logs, cards, config
+
+
+def test_sums_per_figure_and_floor_counts_users_reps_eps_sweep(run):
+    logs, cards, config = run
+    jobs = ft.read_benchmarks(logs)
+    assert set(jobs.figure) == {"fig2", "fig1"} and len(jobs) == 4
+    draws = ft.floors(config, cards)
+    # pm: 1000 users × 40 repetitions (test_reps > reps) × 2 ε; hiera also × 3 sweep values
+    assert draws == {("hiera", "fig2", "synth_a__pm"): 80_000, ("hiera", "fig2", "synth_a__hiera"): 240_000}
+    table = ft.summarise(jobs, draws, sec_per_draw=1e-6).set_index(["paper", "figure"])
+    fig2 = table.loc[("hiera", "fig2")]
+    assert fig2.jobs == 3 and fig2.cpu_s == pytest.approx(29.5) and fig2.max_rss_mb == 300.0
+    assert fig2.floor_jobs == 2 and fig2.floor_cpu_s == pytest.approx(0.32)
+    assert fig2.cpu_over_floor == pytest.approx(28.0 / 0.32)  # the plot job is not in the ratio
+    assert table.loc[("lremh", "fig1")].jobs == 1
+
+
+def test_sgd_floor_is_training_users_times_fits(run):
+    _, cards, _ = run
+    entry = {"kind": "sgd", "mechanisms": ["pm"], "eps": [1, 2, 4], "folds": 5, "cv_repetitions": 10}
+    assert ft.job_floor_draws(entry, "synth_a", "pm", cards) == 3 * 5 * 10 * 800
+    assert ft.job_floor_draws(entry, "no_card", "pm", cards) is None
+
+
+def test_empty_benchmark_file_is_named(tmp_path):
+    f = tmp_path / "logs/dct/fig1/x__dct.tsv"
+    f.parent.mkdir(parents=True)
+    f.write_text("s\th:m:s\tmax_rss\tcpu_time\n")
+    with pytest.raises(ValueError, match="x__dct.tsv: empty"):
+        ft.read_benchmarks(tmp_path / "logs")
+
+
+def test_main_writes_json_and_markdown_with_before(run, tmp_path):
+    logs, cards, config = run
+    cfg = tmp_path / "config.yaml"
+    import yaml
+
+    cfg.write_text(yaml.safe_dump(config))
+    before = tmp_path / "before"
+    bench_file(before / "hiera/fig2/synth_a__pm.tsv", 100.0, 59.0, 300.0)
+    result = ft.main(
+        [
+            "--logs",
+            str(logs),
+            "--before",
+            str(before),
+            "--config",
+            str(cfg),
+            "--cards",
+            str(cards),
+            "--out-dir",
+            str(tmp_path / "out"),
+        ]
+    )
+    fig2 = next(r for r in result["figures"] if r["figure"] == "fig2")
+    assert fig2["before_cpu_s"] == 59.0
+    md = (tmp_path / "out/figure_times.md").read_text()
+    assert "| hiera/fig2 | 3 | 29.5 s |" in md and "2.0×" in md
