@@ -30,6 +30,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/histogram.smk"
 include: "workflow/rules/joint.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/report.smk"
 
 

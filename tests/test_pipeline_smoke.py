@@ -201,10 +201,11 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
         for fig in cfg.get(paper, {})
         if fig.startswith("fig")
     ] + [("audit", "audit")]
+    figures += [("benchmark", f"{task}_{kind}") for task in ("mean", "frequency") for kind in ("winners", "ratio")]
     report_dir = REPO / "workflow/report"
     missing = []
     for paper, fig in figures:
-        rst = report_dir / (f"{paper}_{fig}.rst" if paper != "audit" else "audit.rst")
+        rst = report_dir / (f"{paper}_{fig}.rst" if paper not in ("audit", "benchmark") else f"{paper}.rst")
         rst = rst if rst.exists() else report_dir / "experiment.rst"
         path = f"figures/{paper}/{fig}.png"
         if path not in dom or caption_phrase(rst.read_text()) not in report_entry(dom, path):
@@ -367,3 +368,30 @@ def test_weak_checks_now_fail_on_planted_defects(full_smoke, tmp_path):
     # :146: the summary check needs the summary: a run that printed none fails it
     with pytest.raises((AssertionError, IndexError)):
         test_main_command_summary_names_what_it_could_not_build((workdir, cfg, "Finished"))
+
+
+@pytest.mark.slow
+def test_benchmark_stage_smoke(full_smoke):
+    """`rule all` builds the benchmark: a job per available panel, every registered mechanism in
+    it, winners only among LDP mechanisms, unavailable panels named, both figures per task."""
+    import pandas as pd
+
+    from ldprepro.benchmark.naming import panel_id
+    from ldprepro.mechanisms import MECHANISMS
+
+    workdir, cfg, _ = full_smoke
+    unavailable = recorded_unavailable(workdir)
+    bench = cfg["benchmark"]
+    for task in ("mean", "frequency"):
+        for p in bench[task]["panels"]:
+            job = workdir / f"results/benchmark/{task}/{panel_id(p)}.parquet"
+            assert job.exists() == (p["dataset"] not in unavailable), job
+        for kind in ("winners", "ratio"):
+            assert (workdir / f"figures/benchmark/{task}_{kind}.png").stat().st_size > 10_000
+    ranked = pd.read_parquet(workdir / "results/benchmark/ranked.parquet")
+    assert set(ranked.loc[ranked["task"] == "mean", "mechanism"]) == set(MECHANISMS)
+    assert (ranked.loc[ranked["mechanism"] == "dct", "status"] == "not LDP").all()
+    win = pd.read_parquet(workdir / "results/benchmark/winners.parquet")
+    assert len(win) == len(bench["eps"]) * len(set(ranked["dataset"])) and win["best"].notna().all()
+    md = (workdir / "results/benchmark/winners.md").read_text()
+    assert "- ipums_us: " in md and "## Not LDP (never best)" in md

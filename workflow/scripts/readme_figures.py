@@ -14,7 +14,9 @@ from ldprepro.io import atomic_path, atomic_write_text  # noqa: E402
 from ldprepro.verdict_tables import verdicts_markdown  # noqa: E402
 
 sm = snakemake  # noqa: F821
-for src, dest in zip(sm.input.figures, sm.output.thumbnails):
+for src, dest in zip(
+    [*sm.input.figures, *sm.input.benchmark_figures], [*sm.output.thumbnails, *sm.output.benchmark_thumbnails]
+):
     with Image.open(src) as im:
         im.thumbnail((1100, 1100))
         with atomic_path(dest, suffix=".png") as tmp:
@@ -23,4 +25,7 @@ for src, dest in zip(sm.input.figures, sm.output.thumbnails):
 claims = report.claims_table(sm.input.claims)
 atomic_write_text(sm.output.verdicts, verdicts_markdown(claims, sm.config["scale"], sm.config["seed"]))
 atomic_write_text(sm.output.glance, report.glance_markdown(list(sm.params.figures), claims))
+for src, dest in zip(sm.input.benchmark, sm.output.benchmark):  # the generated benchmark page
+    with open(src, encoding="utf-8") as fh:
+        atomic_write_text(dest, fh.read())
 done()

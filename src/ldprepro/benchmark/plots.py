@@ -1,0 +1,116 @@
+"""Benchmark figures: the winner map (ε × dataset, coloured by the best LDP mechanism, ties
+annotated) and the ratio of every mechanism's MSE to the cell's best (log scale)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.colors import to_rgba
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from ..plotting import plt, save_figure, set_suptitle, shared_legend, style
+from .tables import TASK_TITLES
+
+#: colours for mechanisms that share a hue in the per-paper figures but meet in the benchmark
+#: (Harmony and PM-OPT are both sky blue there, DCT and PM-SUB both reddish purple): Paul Tol's
+#: olive for Harmony, black for DCT (not LDP; also drawn hollow).
+BENCHMARK_COLOURS = {"harmony": "#999933", "dct": "#000000"}
+
+
+def bench_style(name: str) -> dict:
+    """:func:`ldprepro.plotting.style` with the benchmark's colour overrides."""
+    st = style(name)
+    if name in BENCHMARK_COLOURS:
+        st["color"] = BENCHMARK_COLOURS[name]
+        st["mfc"] = st["color"]
+    return st
+
+
+def plot_winner_map(win: pd.DataFrame, task: str, png, svg=None) -> None:
+    """One cell per (dataset, ε): filled with the best mechanism's colour; the text names it and,
+    where the paired tests could not separate others from it, "+ n tied" (hatched)."""
+    w = win[win["task"] == task]
+    datasets = sorted(w["dataset"].unique())
+    eps = sorted(w["eps"].unique())
+    fig, ax = plt.subplots(figsize=(1.2 * len(eps) + 3.0, 0.55 * len(datasets) + 1.6), layout="constrained")
+    used = {}
+    for r in w.itertuples(index=False):
+        i, j = datasets.index(r.dataset), eps.index(r.eps)
+        st = bench_style(r.best) if r.best else {"color": "#ffffff", "label": "none LDP"}
+        used[r.best] = st
+        n_tied = len([t for t in r.tied.split(",") if t])
+        ax.add_patch(
+            plt.Rectangle(
+                (j - 0.5, i - 0.5),
+                1,
+                1,
+                facecolor=to_rgba(st["color"], 0.75),
+                edgecolor="white",
+                hatch="//" if n_tied else None,
+                lw=1.5,
+            )
+        )
+        text = st["label"].split(" (")[0] + (f"\n+{n_tied} tied" if n_tied else "")
+        ax.text(j, i, text, ha="center", va="center", fontsize="x-small")
+    ax.set_xlim(-0.5, len(eps) - 0.5)
+    ax.set_ylim(len(datasets) - 0.5, -0.5)
+    ax.set_xticks(range(len(eps)), [f"{e:g}" for e in eps])
+    ax.set_yticks(range(len(datasets)), datasets)
+    ax.set_xlabel("ε")
+    ax.grid(False)
+    handles = [Patch(facecolor=to_rgba(st["color"], 0.75), label=st["label"]) for st in used.values()]
+    handles.append(
+        Patch(facecolor="white", edgecolor="grey", hatch="//", label="tied: not separated (paired test, Holm)")
+    )
+    fig.legend(handles=handles, loc="outside right center")
+    set_suptitle(fig, f"Benchmark — {TASK_TITLES.get(task, task)}: best ε-LDP mechanism per cell")
+    save_figure(fig, png, svg)
+
+
+def plot_ratio_to_best(ranked: pd.DataFrame, task: str, png, svg=None, cap: float = 100.0) -> None:
+    """Per dataset: MSE / the cell's best LDP MSE against ε, with the paired 95% CI; mechanisms that
+    are not LDP at an ε are drawn hollow and grey-edged there (they never define the best)."""
+    r = ranked[ranked["task"] == task]
+    datasets = sorted(r["dataset"].unique())
+    ncol = min(3, len(datasets))
+    nrow = math.ceil(len(datasets) / ncol)
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(4.2 * ncol, 3.0 * nrow), squeeze=False, layout="constrained", sharey=True
+    )
+    for ax, ds in zip(axes.flat, datasets):
+        g = r[r["dataset"] == ds]
+        for mech, m in g.groupby("mechanism", sort=True):
+            m = m.sort_values("eps")
+            st = bench_style(mech)
+            y = np.clip(m["ratio_to_best"].to_numpy(), None, cap)
+            ax.plot(m["eps"], y, color=st["color"], marker=st["marker"], ls=st["ls"], ms=3, label=st["label"])
+            ax.fill_between(
+                m["eps"],
+                np.clip(m["ci_low"], None, cap),
+                np.clip(m["ci_high"], None, cap),
+                color=st["color"],
+                alpha=0.1,
+                lw=0,
+            )
+            bad = ~m["ldp"].to_numpy()
+            if bad.any():
+                ax.plot(m["eps"][bad], y[bad], ls="none", marker=st["marker"], mfc="white", mec="black", ms=5)
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(ds, fontsize="small")
+        ax.set_xlabel("ε")
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"MSE / best LDP MSE (capped at {cap:g})")
+    shared_legend(
+        fig,
+        list(axes.flat),
+        extra=[(Line2D([], [], ls="none", marker="o", mfc="white", mec="black"), "not LDP at this ε (never best)")],
+    )
+    set_suptitle(fig, f"Benchmark — {TASK_TITLES.get(task, task)}: ratio to the best ε-LDP mechanism")
+    save_figure(fig, png, svg)

@@ -1,0 +1,62 @@
+"""Privacy beside performance: the exact loss of every (mechanism, ε) of the benchmark and the
+audit's empirical lower bound where the audit covered that ε.
+
+A mechanism whose exact loss exceeds the ε it is run at is not ε-LDP and can never be "best"
+(:mod:`.winners`). The exact loss of a 1-D mechanism is the audit's own computation from its
+pmf/pdf (:func:`ldprepro.audit.numeric_exact_loss`), so a mechanism added to the registry is
+judged by its law, not by what it claims. A multidimensional collection inherits the verdict of
+its 1-D mechanism (Zhao et al. Alg. 6 samples k attributes at ε/k each: sequential composition;
+Duchi's and Laplace's collections are ε-LDP by their papers' proofs and audited in the audit's
+``multidim`` family). Frequency oracles: their exact ratio max p/q (``epsilon_exact``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..audit import numeric_exact_loss
+from ..frequency import get_oracle
+from ..mechanisms import get_mechanism
+
+#: the audit's relative tolerance on "exact loss ≤ ε" (floating point of the log-ratio computation)
+TOLERANCE = 1e-9
+
+
+def exact_loss(task: str, mechanism: str, eps: float, k: int | None = None) -> float:
+    """Exact privacy loss of ``mechanism`` run at ``eps`` (frequency oracles need their k)."""
+    if task == "frequency":
+        return float(get_oracle(mechanism, int(k), float(eps)).epsilon_exact)
+    return float(numeric_exact_loss(get_mechanism(mechanism, float(eps))))
+
+
+def privacy_table(cells: pd.DataFrame, audit: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per distinct (task, mechanism, ε, k) of ``cells``: exact loss, ``ldp`` and the
+    audit's empirical lower bound (NaN where the audit did not run that subject at that ε).
+    ``k`` is the domain size of a frequency oracle, 0 for numeric mechanisms."""
+    keys = cells[["task", "mechanism", "eps", "k"]].drop_duplicates()
+    rows = []
+    for task, mech, eps, k in keys.itertuples(index=False):
+        k = int(k)
+        loss = exact_loss(task, mech, eps, k or None)
+        rows.append(
+            {
+                "task": task,
+                "mechanism": mech,
+                "eps": float(eps),
+                "k": k,
+                "exact_loss": loss,
+                "ldp": bool(loss <= float(eps) + TOLERANCE * max(1.0, float(eps))),
+                "eps_empirical": _empirical(audit, task, mech, eps, k),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _empirical(audit: pd.DataFrame | None, task: str, mech: str, eps: float, k: int | None) -> float:
+    if audit is None or audit.empty:
+        return math.nan
+    subject = mech if task == "mean" else f"{mech}(k={k})"
+    hit = audit[(audit["subject"] == subject) & ((audit["eps_claimed"] - float(eps)).abs() < 1e-12)]
+    return float(hit["eps_empirical"].iloc[0]) if len(hit) else math.nan

@@ -1,0 +1,111 @@
+"""Benchmark jobs: one task on one dataset, every mechanism, every ε, every repetition.
+
+Common random numbers: the generator of repetition r at budget ε is keyed by (task, dataset,
+columns, ε, r) and not by the mechanism, so every mechanism of a cell sees the same user sample
+and the same seed; the repetitions are independent, which is what the paired tests of
+:mod:`.winners` need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..experiments.mean import mean_error_rows
+from ..experiments.mean_figures import panel_values
+from ..frequency import get_oracle
+from ..mechanisms import MECHANISMS
+from ..seeding import rng_for
+from .naming import panel_label
+
+FREQUENCY_ORACLES = ("grr", "sue", "oue")
+
+
+def subsample(n: int, max_users: int | None, seed: int, panel: dict) -> np.ndarray:
+    """Row indices of the users a job runs on: all of them, or ``max_users`` drawn without
+    replacement (keyed by the panel, the same for every mechanism). For unbiased mean estimators
+    the ratio of two mechanisms' MSEs, Σ Var_i(A) / Σ Var_i(B), does not depend on n, so a
+    uniform subsample keeps the comparison while making repetitions affordable."""
+    if not max_users or int(max_users) >= n:
+        return np.arange(n)
+    rng = rng_for(seed, {"benchmark_subsample": panel_label(panel)})
+    return np.sort(rng.choice(n, size=int(max_users), replace=False))
+
+
+def mechanisms_for(entry: dict) -> list[str]:
+    """The configured mechanism list, or every registered 1-D mechanism (``all``): a mechanism
+    registered through the registry joins the benchmark without a config edit."""
+    names = entry.get("mechanisms", "all")
+    names = list(MECHANISMS) if names == "all" else list(names)
+    unknown = [m for m in names if m not in MECHANISMS]
+    if unknown:
+        raise ValueError(f"config.yaml benchmark.mechanisms: unknown mechanism(s) {unknown}; known: {list(MECHANISMS)}")
+    return names
+
+
+def mean_job(entry: dict, panel: dict, df: pd.DataFrame, card: dict, seed: int) -> list[dict]:
+    """MSE of the mean of the panel's numeric columns (rescaled to [−1, 1] as every figure does):
+    the 1-D mechanism for one column, the papers' multidimensional collection for several."""
+    values = panel_values(df, card, {k: v for k, v in panel.items() if k != "column"} | _columns(panel))
+    values = values[subsample(len(values), entry.get("max_users"), seed, panel)]
+    name = panel_label(panel)
+    key = {"task": "mean", "dataset": name}  # no mechanism: common random numbers
+    rows = []
+    for mech in mechanisms_for(entry):
+        rows += mean_error_rows(
+            values,
+            mech,
+            entry["eps"],
+            int(entry["reps"]),
+            seed,
+            key,
+            {"paper": "benchmark", "figure": "mean", "task": "mean", "dataset": name},
+        )
+    return [r for r in rows if r["metric"] in ("sq_error", "sq_error_theory")]
+
+
+def _columns(panel: dict) -> dict:
+    return {"columns": [panel["column"]]} if "column" in panel else {}
+
+
+def category_codes(df: pd.DataFrame, column: str, dataset: str) -> tuple[np.ndarray, int]:
+    """Integer codes 0..k−1 of a categorical column (missing values dropped), and k."""
+    if column not in df.columns:
+        raise KeyError(f"benchmark: dataset {dataset!r} has no column {column!r}; columns: {list(df.columns)}")
+    codes, uniques = pd.factorize(df[column].dropna(), sort=True)
+    if len(uniques) < 2:
+        raise ValueError(f"benchmark: column {column!r} of {dataset!r} has {len(uniques)} category; needs ≥ 2")
+    return codes.astype(np.int64), len(uniques)
+
+
+def frequency_job(entry: dict, panel: dict, df: pd.DataFrame, seed: int) -> list[dict]:
+    """MSE of the estimated frequency vector, averaged over the k categories, for GRR / SUE / OUE.
+    Each repetition draws the oracle's aggregated support counts from their exact law given the
+    true counts (the per-user reports summed: ``sample_support_counts``, a sufficient statistic)."""
+    codes, k = category_codes(df, panel["column"], panel["dataset"])
+    n = codes.size  # every user: the counts are a sufficient statistic, n costs nothing
+    counts = np.bincount(codes, minlength=k)
+    truth = counts / n
+    name = panel_label(panel)
+    rows = []
+    for oracle_name in entry.get("oracles", FREQUENCY_ORACLES):
+        for eps in entry["eps"]:
+            eps = float(eps)
+            oracle = get_oracle(oracle_name, k, eps)
+            common = {
+                "paper": "benchmark",
+                "figure": "frequency",
+                "task": "frequency",
+                "dataset": name,
+                "mechanism": oracle_name,
+                "eps": eps,
+                "n_users": n,
+                "n_attributes": k,
+            }
+            theory = float(oracle.frequency_variance(n, truth).mean())
+            rows.append({**common, "rep": 0, "metric": "sq_error_theory", "value": theory})
+            for rep in range(int(entry["reps"])):
+                rng = rng_for(seed, {"task": "frequency", "dataset": name, "eps": eps, "rep": rep})
+                est = oracle.estimate_frequencies(oracle.sample_support_counts(counts, rng), n)
+                rows.append({**common, "rep": rep, "metric": "sq_error", "value": float(((est - truth) ** 2).mean())})
+    return rows

@@ -1,0 +1,177 @@
+"""The cross-paper benchmark (issue 18): the winner rule, privacy, common random numbers, and a
+mechanism added to the registry joining it (and, when it is not LDP, never winning)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ldprepro import mechanisms as M
+from ldprepro.benchmark import naming, plots, privacy, runs, tables, winners
+from ldprepro.mechanisms.basic import Laplace
+from ldprepro.verdicts import holm
+
+
+def errors(rng, scale, n=400):
+    """Per-repetition squared errors of a mean: scale · χ²₁."""
+    return scale * rng.standard_normal(n) ** 2
+
+
+def test_clear_winner_is_best_and_the_others_worse():
+    rng = np.random.default_rng(1)
+    e = {"a": errors(rng, 1.0), "b": errors(rng, 3.0), "c": errors(rng, 5.0)}
+    t = winners.cell_table(e, {m: True for m in e}).set_index("mechanism")
+    assert t.loc["a", "status"] == "best" and t.loc["a", "ratio_to_best"] == 1.0
+    assert list(t.loc[["b", "c"], "status"]) == ["worse", "worse"]
+    assert t.loc["b", "ci_low"] > 1.0 and t.loc["b", "p_holm"] < 0.05
+
+
+def test_indistinguishable_mechanisms_are_tied_not_ranked():
+    rng = np.random.default_rng(2)
+    same = errors(rng, 1.0)
+    e = {"a": same, "b": same.copy(), "c": errors(rng, 1.0)}
+    t = winners.cell_table(e, {m: True for m in e}).set_index("mechanism")
+    assert (t["status"] == "best").sum() == 1
+    assert set(t["status"]) <= {"best", "tied"}  # identical errors and an independent copy of the law
+
+
+def test_a_mechanism_that_is_not_ldp_is_never_best_even_with_the_lowest_error():
+    rng = np.random.default_rng(3)
+    e = {"leaky": errors(rng, 0.01), "a": errors(rng, 1.0), "b": errors(rng, 4.0)}
+    t = winners.cell_table(e, {"leaky": False, "a": True, "b": True}).set_index("mechanism")
+    assert t.loc["leaky", "status"] == "not LDP" and t.loc["a", "status"] == "best"
+    assert np.isnan(t.loc["leaky", "p_holm"])  # not among the compared
+    ranked = t.reset_index().assign(task="mean", dataset="d", eps=1.0)
+    w = winners.winners(ranked)
+    assert w.loc[0, "best"] == "a" and w.loc[0, "not_ldp_below_best"] == "leaky"
+
+
+def test_status_follows_the_holm_adjusted_p_over_the_cell():
+    rng = np.random.default_rng(4)
+    e = {m: errors(rng, s, n=60) for m, s in zip("abcdef", [1.0, 1.3, 1.35, 1.4, 1.5, 2.5])}
+    t = winners.cell_table(e, {m: True for m in e})
+    rivals = t[t["status"] != "best"]
+    np.testing.assert_allclose(rivals["p_holm"], holm(rivals["p_value"].to_numpy()))
+    assert ((rivals["status"] == "worse") == ((rivals["p_holm"] < 0.05) & (rivals["ratio_to_best"] > 1))).all()
+    assert (rivals["p_holm"] >= rivals["p_value"]).all()
+
+
+def test_no_ldp_mechanism_in_a_cell_means_no_best():
+    e = {"x": np.ones(5), "y": np.ones(5) * 2}
+    t = winners.cell_table(e, {"x": False, "y": False})
+    assert list(t["status"]) == ["not LDP", "not LDP"]
+
+
+def test_privacy_from_the_law_dct_is_not_ldp_oracles_are_exact():
+    cells = pd.DataFrame(
+        [("mean", "pm", 1.0, 0), ("mean", "dct", 1.0, 0), ("frequency", "grr", 1.0, 16), ("frequency", "oue", 2.0, 16)],
+        columns=["task", "mechanism", "eps", "k"],
+    )
+    audit = pd.DataFrame({"subject": ["grr(k=16)", "pm"], "eps_claimed": [1.0, 1.0], "eps_empirical": [0.98, 0.97]})
+    p = privacy.privacy_table(cells, audit).set_index(["task", "mechanism"])
+    assert p.loc[("mean", "pm"), "ldp"] and not p.loc[("mean", "dct"), "ldp"]
+    assert p.loc[("frequency", "grr"), "exact_loss"] == pytest.approx(1.0)
+    assert p.loc[("frequency", "grr"), "eps_empirical"] == 0.98 and p.loc[("mean", "pm"), "eps_empirical"] == 0.97
+    assert np.isnan(p.loc[("frequency", "oue"), "eps_empirical"])  # the audit did not run ε = 2
+
+
+class HalfNoiseLaplace(Laplace):
+    """Claims ε but adds Laplace noise of scale 1/ε (half of the 2/ε that ε-LDP on [−1, 1] needs):
+    its exact loss is 2ε."""
+
+    def __init__(self, eps):
+        super().__init__(2.0 * eps)
+        self.eps = float(eps)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    reg = dict(M.MECHANISMS)
+    reg["laplace_copy"] = Laplace
+    reg["half_noise_laplace"] = HalfNoiseLaplace
+    monkeypatch.setattr(M, "MECHANISMS", reg)
+    monkeypatch.setattr(runs, "MECHANISMS", reg)
+    return reg
+
+
+def toy_data(n=3000):
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, n)})
+    card = {"columns": [{"name": "x", "type": "numeric", "domain": [0.0, 10.0]}]}
+    return df, card
+
+
+def test_a_registered_mechanism_joins_the_benchmark_and_crn_pairs_the_repetitions(registry):
+    df, card = toy_data()
+    entry = {"eps": [1.0], "reps": 6, "mechanisms": "all"}
+    rows = pd.DataFrame(runs.mean_job(entry, {"dataset": "toy", "column": "x"}, df, card, seed=7))
+    assert set(rows["mechanism"]) == set(registry)
+    err = rows[rows["metric"] == "sq_error"].pivot(index="rep", columns="mechanism", values="value")
+    # common random numbers: the same law with the same seed gives the same errors, repetition by repetition
+    np.testing.assert_array_equal(err["laplace"], err["laplace_copy"])
+    again = pd.DataFrame(runs.mean_job(entry, {"dataset": "toy", "column": "x"}, df, card, seed=7))
+    pd.testing.assert_frame_equal(rows, again)
+
+
+def test_a_leaky_registered_mechanism_is_excluded_from_best(registry):
+    df, card = toy_data()
+    entry = {"eps": [0.5, 2.0], "reps": 200, "mechanisms": ["laplace", "pm", "half_noise_laplace"]}
+    res = tables.combine([pd.DataFrame(runs.mean_job(entry, {"dataset": "toy", "column": "x"}, df, card, seed=8))])
+    priv, ranked, win = tables.analyse(res, None)
+    leaky = priv[priv["mechanism"] == "half_noise_laplace"]
+    assert not leaky["ldp"].any() and np.allclose(leaky["exact_loss"], 2 * leaky["eps"])
+    assert "half_noise_laplace" not in ",".join(win["winner_set"])
+    assert (ranked.loc[ranked["mechanism"] == "half_noise_laplace", "status"] == "not LDP").all()
+
+
+def test_frequency_job_uses_every_user_and_is_unbiased_on_average():
+    rng = np.random.default_rng(9)
+    df = pd.DataFrame({"c": rng.choice(["a", "b", "c", "d"], size=5000, p=[0.4, 0.3, 0.2, 0.1])})
+    rows = pd.DataFrame(runs.frequency_job({"eps": [1.0], "reps": 400}, {"dataset": "toy", "column": "c"}, df, seed=1))
+    assert set(rows["mechanism"]) == {"grr", "sue", "oue"} and (rows["n_users"] == 5000).all()
+    for _, g in rows.groupby("mechanism"):
+        mse = g.loc[g["metric"] == "sq_error", "value"]
+        theory = g.loc[g["metric"] == "sq_error_theory", "value"].iloc[0]
+        # mean of 400 χ²-like squared errors: within 5 standard errors of the exact variance
+        assert abs(mse.mean() - theory) < 5 * mse.std(ddof=1) / np.sqrt(len(mse))
+
+
+def test_bad_column_is_named():
+    with pytest.raises(KeyError, match="dataset 'toy' has no column 'nope'"):
+        runs.category_codes(pd.DataFrame({"c": ["a", "b"]}), "nope", "toy")
+    with pytest.raises(ValueError, match="unknown mechanism"):
+        runs.mechanisms_for({"mechanisms": ["no_such_mechanism"]})
+
+
+def test_panel_ids_are_file_safe_and_labels_readable():
+    p = {"dataset": "adult", "columns": ["age", "hours_per_week"]}
+    assert naming.panel_id(p) == "adult__age-hours_per_week"
+    assert naming.panel_label(p) == "adult: age + hours_per_week"
+    assert naming.panel_id({"dataset": "vehicle", "column_regex": "[as][0-9][0-9]"}) == "vehicle__all"
+
+
+def test_every_registered_mechanism_has_a_distinct_colour_in_the_benchmark():
+    from test_plotting import MIN_COLOUR_DISTANCE, cielab
+
+    cols = {m: plots.bench_style(m)["color"] for m in M.MECHANISMS}
+    close = [
+        (a, b)
+        for i, a in enumerate(cols)
+        for b in list(cols)[i + 1 :]
+        if np.linalg.norm(cielab(cols[a]) - cielab(cols[b])) < MIN_COLOUR_DISTANCE
+    ]
+    assert not close, close
+
+
+def test_markdown_and_figures_from_a_small_run(registry, tmp_path):
+    df, card = toy_data()
+    entry = {"eps": [0.5, 4.0], "reps": 30, "mechanisms": ["laplace", "pm", "dct", "half_noise_laplace"]}
+    res = tables.combine([pd.DataFrame(runs.mean_job(entry, {"dataset": "toy", "column": "x"}, df, card, seed=3))])
+    _, ranked, win = tables.analyse(res, None)
+    md = tables.markdown(win, ranked, {"ipums_us": "no extract"}, "smoke", 3)
+    assert "| toy: x | 0.5 |" in md and "## Not LDP (never best)" in md and "- ipums_us: no extract" in md
+    assert "| mean | dct | 0.5 | ∞ |" in md
+    plots.plot_winner_map(win, "mean", tmp_path / "w.png")
+    plots.plot_ratio_to_best(ranked, "mean", tmp_path / "r.png")
+    assert (tmp_path / "w.png").stat().st_size > 5000 and (tmp_path / "r.png").stat().st_size > 5000

@@ -1,0 +1,105 @@
+# The cross-paper benchmark (issue 18): every registered mechanism on every dataset obtainable
+# here, at one ε grid, under common random numbers (docs/benchmark.md).
+#   results/benchmark/<task>/<panel>.parquet   one job per task × panel: every mechanism, ε, repetition
+#   results/benchmark/{benchmark,privacy,ranked,winners}.parquet, winners.md
+#   figures/benchmark/<task>_winners.png|svg, <task>_ratio.png|svg
+from ldprepro.benchmark.naming import panel_id
+
+BENCHMARK_TASKS = ["mean", "frequency"]
+BENCHMARK = {}
+BENCHMARK_UNAVAILABLE = {}
+if "benchmark" in config:
+    _bench = config["benchmark"]
+    for _task in BENCHMARK_TASKS:
+        if _task not in _bench:
+            continue
+        _entry = {k: v for k, v in _bench[_task].items() if k != "smoke"}
+        if config["scale"] == "smoke":
+            _entry.update(_bench[_task].get("smoke", {}))
+        _entry.update(eps=_bench["eps"], mechanisms=_bench.get("mechanisms", "all"))
+        _entry["panels"] = {panel_id(p): p for p in _bench[_task]["panels"]}
+        BENCHMARK[_task] = _entry
+        BENCHMARK_UNAVAILABLE.update(unavailable_datasets({p["dataset"] for p in _entry["panels"].values()}))
+    BENCHMARK_JOBS = [
+        f"results/benchmark/{task}/{pid}.parquet"
+        for task, entry in BENCHMARK.items()
+        for pid, p in entry["panels"].items()
+        if p["dataset"] not in BENCHMARK_UNAVAILABLE
+    ]
+    BENCHMARK_FIGURES = [
+        f"figures/benchmark/{task}_{kind}.{ext}"
+        for task in BENCHMARK
+        for kind in ("winners", "ratio")
+        for ext in ("png", "svg")
+    ]
+    ALL_TARGETS.extend(["results/benchmark/winners.parquet", *BENCHMARK_FIGURES])
+
+    rule benchmark_job:
+        input:
+            parquet=lambda w: f"data/processed/{BENCHMARK[w.task]['panels'][w.panel]['dataset']}.parquet",
+            card=lambda w: f"data/processed/{BENCHMARK[w.task]['panels'][w.panel]['dataset']}.json",
+        output:
+            "results/benchmark/{task}/{panel}.parquet",
+        log:
+            "logs/benchmark/{task}/{panel}.log",
+        benchmark:
+            "logs/benchmarks/benchmark/{task}/{panel}.tsv"
+        wildcard_constraints:
+            task="|".join(BENCHMARK_TASKS),
+            panel=r"[A-Za-z0-9_\-]+",
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("figure_job"),
+        params:
+            entry=lambda w: compute_params({k: v for k, v in BENCHMARK[w.task].items() if k != "panels"}),
+            panel=lambda w: BENCHMARK[w.task]["panels"][w.panel],
+            seed=config["seed"],
+            code=code("benchmark_job.py"),
+        script:
+            "../scripts/benchmark_job.py"
+
+    rule benchmark_tables:
+        input:
+            jobs=BENCHMARK_JOBS,
+            audit="results/audit/audit.parquet" if "audit" in config else [],
+        output:
+            results="results/benchmark/benchmark.parquet",
+            privacy="results/benchmark/privacy.parquet",
+            ranked="results/benchmark/ranked.parquet",
+            winners="results/benchmark/winners.parquet",
+            markdown="results/benchmark/winners.md",
+            figures=[
+                (
+                    report_if_built(f, caption="../report/benchmark.rst", category="benchmark")
+                    if f.endswith(".png")
+                    else f
+                )
+                for f in BENCHMARK_FIGURES
+            ],
+        log:
+            "logs/benchmark/tables.log",
+        benchmark:
+            "logs/benchmarks/benchmark/tables.tsv"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("render"),
+        params:
+            tasks=list(BENCHMARK),
+            unavailable=BENCHMARK_UNAVAILABLE,
+            scale=config["scale"],
+            seed=config["seed"],
+            code=code("benchmark_tables.py"),
+        script:
+            "../scripts/benchmark_tables.py"
+
+    rule benchmark:
+        input:
+            "results/benchmark/winners.parquet",
+            BENCHMARK_FIGURES,
+
+    localrules:
+        benchmark,

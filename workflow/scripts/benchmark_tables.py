@@ -1,0 +1,31 @@
+"""The benchmark's combined table, privacy table, per-cell ranking, winners, generated markdown
+and figures (ldprepro.benchmark)."""
+
+from ldprepro.jobsetup import done, start
+
+start(snakemake)  # noqa: F821
+
+import pandas as pd  # noqa: E402
+
+from ldprepro.benchmark import plots, tables  # noqa: E402
+from ldprepro.io import atomic_write_text  # noqa: E402
+from ldprepro.results import write_results  # noqa: E402
+
+sm = snakemake  # noqa: F821
+results = tables.combine([pd.read_parquet(p) for p in sm.input.jobs])
+audit = pd.read_parquet(sm.input.audit) if sm.input.audit else None
+privacy, ranked, win = tables.analyse(results, audit)
+for frame, path in (
+    (results, sm.output.results),
+    (privacy, sm.output.privacy),
+    (ranked, sm.output.ranked),
+    (win, sm.output.winners),
+):
+    write_results(frame, path)
+atomic_write_text(
+    sm.output.markdown, tables.markdown(win, ranked, dict(sm.params.unavailable), sm.params.scale, sm.params.seed)
+)
+for task in sm.params.tasks:
+    plots.plot_winner_map(win, task, f"figures/benchmark/{task}_winners.png", f"figures/benchmark/{task}_winners.svg")
+    plots.plot_ratio_to_best(ranked, task, f"figures/benchmark/{task}_ratio.png", f"figures/benchmark/{task}_ratio.svg")
+done(f"{len(win)} cells ranked")
