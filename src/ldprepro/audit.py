@@ -236,27 +236,20 @@ def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: flo
 # the subjects the pipeline runs
 # --------------------------------------------------------------------------------------------------
 
-NUMERIC = ["laplace", "duchi", "harmony", "pm", "hm", "three_outputs", "pm_opt", "pm_sub", "hm_tp"]
-SOURCES = {
-    "laplace": "standard",
-    "duchi": "Duchi et al.",
-    "harmony": "Nguyen et al. (paper 000 baseline)",
-    "pm": "Wang et al. ICDE 2019",
-    "hm": "Wang et al. ICDE 2019",
-    "three_outputs": "paper 002 Lemma 1",
-    "pm_opt": "paper 002 Lemma 6",
-    "pm_sub": "paper 002",
-    "hm_tp": "paper 002 Lemma 10",
-    "dct": "paper 003 Lemma 1",
-}
-
 
 def numeric_subjects(eps: float, discretize_m=(1, 10)) -> list[Subject]:
-    out = [numeric_subject(get_mechanism(n, eps), n, "numeric", SOURCES[n]) for n in NUMERIC]
-    dct = get_mechanism("dct", eps)
-    s = numeric_subject(dct, "dct", "numeric", SOURCES["dct"], presented_as_ldp=False, pair=(-1.0, 1.0))
-    s.notes = "output support [v−d, v+d] moves with v"
-    out.append(s)
+    """Every registered 1-D mechanism (built-in or plugin, ``ldprepro.mechanisms.MECHANISMS``),
+    judged by the exact loss of its pmf/pdf, then the discretised variants."""
+    from .mechanisms import MECHANISM_INFO, MECHANISMS
+
+    out = []
+    for name in MECHANISMS:
+        info = MECHANISM_INFO[name]
+        pair = (-1.0, 1.0) if name == "dct" else (1.0, -1.0)
+        s = numeric_subject(get_mechanism(name, eps), name, "numeric", info.source, info.presented_as_ldp, pair)
+        if name == "dct":
+            s.notes = "output support [v−d, v+d] moves with v"
+        out.append(s)
     for m in discretize_m:
         for n in ["pm", "pm_sub", "hm", "hm_tp"]:
             mech = get_mechanism(n, eps, discretize=m)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -84,6 +85,13 @@ def start(smk) -> logging.Logger:
 
     sys.excepthook = excepthook
     log.info("%s: started (threads=%s)", name, getattr(smk, "threads", 1))
+    plugins = (getattr(smk, "config", None) or {}).get("mechanism_plugins") or []
+    if plugins:  # user mechanisms (config.yaml mechanism_plugins): registered before any job code runs
+        # imported by name, not statically: the workflow's code fingerprint of a script follows its
+        # static imports, and a job that uses no mechanism must not rerun when one changes (the
+        # plugins' own files are fingerprinted by the workflow, common.smk `code`)
+        registry = importlib.import_module("ldprepro.mechanisms.registry")
+        log.info("mechanism plugins %s registered %s", plugins, registry.load_plugins(plugins))
     return log
 
 

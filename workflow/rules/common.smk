@@ -101,9 +101,26 @@ def res(family):
     return {"mem_mb": mem_mb, "runtime": runtime}
 
 
+def _plugins_hash():
+    """Fingerprint of the user's mechanism plugins (config.yaml mechanism_plugins), '' if none."""
+    if not config.get("mechanism_plugins"):
+        return ""  # keeps the parse free of numpy
+    import hashlib
+
+    from ldprepro.mechanisms.registry import plugin_files
+
+    files = plugin_files(config["mechanism_plugins"])
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16] if files else ""
+
+
+PLUGINS_HASH = _plugins_hash()
+
+
 def code(script):
-    """Fingerprint of the package code a script runs (a param: editing that code reruns the job)."""
-    return code_hash(Path(workflow.basedir) / "workflow" / "scripts" / script)
+    """Fingerprint of the package code a script runs, and of the mechanism plugins every job loads
+    (a param: editing that code reruns the job)."""
+    own = code_hash(Path(workflow.basedir) / "workflow" / "scripts" / script)
+    return f"{own}+plugins:{PLUGINS_HASH}" if PLUGINS_HASH else own
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):

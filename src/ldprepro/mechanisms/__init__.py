@@ -5,7 +5,8 @@
     >>> y = m.perturb(x, rng)            # vectorised, same shape as x
     >>> m.variance(x), m.worst_case_variance(), m.pdf(y, x)
 
-Names: laplace, duchi, harmony, pm, hm, three_outputs, pm_opt, pm_sub, hm_tp, dct.
+Names: laplace, duchi, harmony, pm, hm, three_outputs, pm_opt, pm_sub, hm_tp, dct, and whatever
+``register_mechanism`` adds (``registry``; plugins listed under ``mechanism_plugins`` in config.yaml).
 ``get_mechanism(name, eps, discretize=m)`` applies Zhao et al.'s Algorithm 5 with m segments per
 side (continuous mechanisms, or the continuous branch of hm / hm_tp).
 Every 1-D mechanism accepts a real ε in [EPS_MIN, EPS_MAX] = [1e-6, 700] and is numerically exact
@@ -15,8 +16,6 @@ there (see ``base``); anything else is refused with an error naming the mechanis
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from .base import EPS_MAX, EPS_MIN, Mechanism, Mixture, check_mechanism_eps
 from .basic import Duchi, Harmony, Laplace
 from .dct import DCT
@@ -24,21 +23,25 @@ from .discretize import Discretized, discretize
 from .hybrid import HM, HMTP
 from .multidim import DuchiMultiDim, LaplaceMultiDim, MultiDimMechanism, SampledMultiDim, sampling_k
 from .piecewise import PM, Piecewise, PMOpt, PMSub
+from .registry import MECHANISM_INFO, MECHANISMS, MechanismInfo, PluginError, load_plugins, register_mechanism
 from .three_outputs import ThreeOutputs
 
-#: name -> factory(eps, **params) for every 1-D mechanism.
-MECHANISMS: dict[str, Callable[..., Mechanism]] = {
-    "laplace": Laplace,
-    "duchi": Duchi,
-    "harmony": Harmony,
-    "pm": PM,
-    "hm": HM,
-    "three_outputs": ThreeOutputs,
-    "pm_opt": PMOpt,
-    "pm_sub": PMSub,
-    "hm_tp": HMTP,
-    "dct": DCT,
-}
+# The built-in 1-D mechanisms, registered like any plugin (ldprepro.mechanisms.registry).
+for _name, _factory, _label, _source, _ldp in [
+    ("laplace", Laplace, "Laplace", "standard (Dwork et al. 2006)", True),
+    ("duchi", Duchi, "Duchi et al.", "Duchi et al. 2018 (1-D)", True),
+    ("harmony", Harmony, "Harmony", "Nguyen et al. 2016 (paper 000 baseline)", True),
+    ("pm", PM, "PM", "Wang et al. ICDE 2019, Alg. 2", True),
+    ("hm", HM, "HM", "Wang et al. ICDE 2019, Alg. 3", True),
+    ("three_outputs", ThreeOutputs, "Three-Outputs", "paper 002 Lemma 1", True),
+    ("pm_opt", PMOpt, "PM-OPT", "paper 002 Lemma 6", True),
+    ("pm_sub", PMSub, "PM-SUB", "paper 002", True),
+    ("hm_tp", HMTP, "HM-TP", "paper 002 Lemma 10", True),
+    # paper 003 presents DCT as LDP-like, but its output support moves with the input: not ε-LDP
+    ("dct", DCT, "DCT (not LDP)", "paper 003 Lemma 1", False),
+]:
+    if _name not in MECHANISMS:  # a module reload keeps the registry
+        register_mechanism(_name, _factory, label=_label, source=_source, presented_as_ldp=_ldp)
 
 
 def get_mechanism(name: str, eps: float, discretize: int | None = None, **params) -> Mechanism:
@@ -79,6 +82,11 @@ def get_multidim(
 
 __all__ = [
     "MECHANISMS",
+    "MECHANISM_INFO",
+    "MechanismInfo",
+    "PluginError",
+    "load_plugins",
+    "register_mechanism",
     "EPS_MIN",
     "EPS_MAX",
     "get_mechanism",
