@@ -203,14 +203,24 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
     ] + [("audit", "audit")]
     figures += [("benchmark", f"{task}_{kind}") for task in ("mean", "frequency") for kind in ("winners", "ratio")]
     report_dir = REPO / "workflow/report"
-    missing = []
+    missing, untitled = [], []
     for paper, fig in figures:
         rst = report_dir / (f"{paper}_{fig}.rst" if paper not in ("audit", "benchmark") else f"{paper}.rst")
         rst = rst if rst.exists() else report_dir / "experiment.rst"
         path = f"figures/{paper}/{fig}.png"
         if path not in dom or caption_phrase(rst.read_text()) not in report_entry(dom, path):
             missing.append(path)
+        elif paper not in ("audit", "benchmark"):
+            # a paper figure: listed by its title, its caption generated from the claims table
+            entry = report_entry(dom, path)
+            if (
+                '"title": "' not in entry
+                or "Verdict: <strong>" not in entry
+                or "<strong>Our verdicts</strong>" not in entry
+            ):
+                untitled.append(path)
     assert not missing, missing
+    assert not untitled, f"figure entries without a title label or a verdict line: {untitled}"
     for table in ["claims.html", "audit.html", "data_cards.html", "provenance.html"]:
         assert table in dom
 

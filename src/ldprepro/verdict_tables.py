@@ -29,20 +29,27 @@ def verdict_counts(claims: pd.DataFrame, role: str = "paper") -> str:
     return ", ".join(f"{counts[v]} {v}" for v in ORDER if v in counts) or "—"
 
 
+def effect_text(r) -> str:
+    """'0.95 [0.86, 1.05]': a claim row's effect with its 95% CI (no CI for exact points)."""
+    return _num(r.effect) + (
+        f" [{_num(r.ci_low)}, {_num(r.ci_high)}]" if pd.notna(r.ci_low) and r.ci_low != r.ci_high else ""
+    )
+
+
+def p_text(r) -> str:
+    """'0.35 (0.35)': p and Holm-adjusted p; 'exact' for exact computations; '—' if not tested."""
+    if pd.isna(r.p_value):
+        return "exact" if r.verdict != "not testable" else "—"
+    return f"{_num(r.p_value)} ({_num(r.p_holm)})"
+
+
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
         "| figure | claim | scope | test | effect [95% CI] | p (Holm) | n | verdict | evidence |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
-        effect = _num(r.effect) + (
-            f" [{_num(r.ci_low)}, {_num(r.ci_high)}]" if pd.notna(r.ci_low) and r.ci_low != r.ci_high else ""
-        )
-        p = (
-            "exact"
-            if pd.isna(r.p_value) and r.verdict != "not testable"
-            else ("—" if pd.isna(r.p_value) else f"{_num(r.p_value)} ({_num(r.p_holm)})")
-        )
+        effect, p = effect_text(r), p_text(r)
         n = "—" if pd.isna(r.n_reps) else str(int(r.n_reps))
         out.append(
             f"| {r.paper}/{r.figure} | {_cell(r.claim)} | {_cell(r.scope)} | {_cell(r.test)} | {effect} | {p} | "

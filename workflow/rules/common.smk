@@ -2,6 +2,7 @@
 # top-level targets. Parse-time code lives in light modules (ldprepro.pipeline,
 # ldprepro.data.availability, ldprepro.data.entries): no numpy, pandas or scipy at parse time.
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -130,7 +131,10 @@ def register_figure(paper, figure, title, panels=(), unavailable=None):
 
     panels = [p if isinstance(p, dict) else {"dataset": p} for p in panels]
     status, reason = figure_status(panels, unavailable or {})
-    FIGURE_REGISTRY.append({"paper": paper, "figure": figure, "title": title, "status": status, "reason": reason})
+    missing = {p["dataset"]: (unavailable or {})[p["dataset"]] for p in panels if p["dataset"] in (unavailable or {})}
+    FIGURE_REGISTRY.append(
+        {"paper": paper, "figure": figure, "title": title, "status": status, "reason": reason, "unavailable": missing}
+    )
 
 
 def figure_params(paper, figure=None):
@@ -172,21 +176,29 @@ def figure_panel(entry, dataset):
     raise ValueError(f"no panel for dataset {dataset}")
 
 
+def static_caption(paper, fig):
+    """The figure's hand-written prose (workflow/report/<paper>_<figN>.rst: what the paper claims),
+    or the generic one for an experiment a user added in config.yaml."""
+    own = Path(workflow.basedir) / "workflow/report" / f"{paper}_{fig}.rst"
+    return own if own.exists() else Path(workflow.basedir) / "workflow/report/experiment.rst"
+
+
 def figure_caption(paper, fig):
-    """The figure's report caption (workflow/report/<paper>_<figN>.rst), or the generic one for an
-    experiment a user added in config.yaml."""
-    own = f"{paper}_{fig}.rst"
-    return (
-        f"../report/{own}"
-        if (Path(workflow.basedir) / "workflow/report" / own).exists()
-        else "../report/experiment.rst"
-    )
+    """The figure's report caption: the one generated from its claims table (rule figure_caption:
+    title, the paper's claim, our verdicts and tests, parameters) once it exists, else the prose."""
+    generated = Path(f"results/{paper}/{fig}/caption.rst").resolve()
+    return str(generated) if generated.exists() else str(static_caption(paper, fig))
 
 
 def report_if_built(path, **kwargs):
     """`report(path)` when the file exists, else the plain path: `snakemake --report` then builds
     from whatever finished, and the missing figures are listed in the report's description
     (REPORT_MISSING) instead of stopping it. (Only `--report` reads the flag.)"""
+    figure = re.fullmatch(r"figures/([a-z0-9_]+)/(fig\d+)\.png", str(path))
+    if figure and "labels" not in kwargs:  # the report lists figures by paper and title, not by path
+        entry = next((f for f in FIGURE_REGISTRY if (f["paper"], f["figure"]) == figure.groups()), None)
+        if entry:
+            kwargs["labels"] = {"figure": f"{entry['paper']} {entry['figure']}", "title": entry["title"] or entry["figure"]}
     if Path(path).exists():
         return report(path, **kwargs)
     REPORT_MISSING.append(path)

@@ -1,0 +1,18 @@
+"""The report caption of one figure, generated from its claims table (ldprepro.captions)."""
+
+from ldprepro.jobsetup import done, start
+
+start(snakemake)  # noqa: F821
+
+import pandas as pd  # noqa: E402
+
+from ldprepro.captions import figure_caption  # noqa: E402
+from ldprepro.io import atomic_write_text  # noqa: E402
+
+sm = snakemake  # noqa: F821
+fig = sm.params.figure
+claims = pd.read_parquet(sm.input.claims)
+atomic_write_text(
+    sm.output[0], figure_caption(fig["title"], sm.params.prose, claims, sm.params.entry, fig["unavailable"])
+)
+done(f"{len(claims)} claims")
