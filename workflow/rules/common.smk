@@ -184,10 +184,16 @@ def static_caption(paper, fig):
 
 
 def figure_caption(paper, fig):
-    """The figure's report caption: the one generated from its claims table (rule figure_caption:
+    """The figure's report caption: the one generated from its claims table (by the figure_caption job:
     title, the paper's claim, our verdicts and tests, parameters) once it exists, else the prose."""
     generated = Path(f"results/{paper}/{fig}/caption.rst").resolve()
     return str(generated) if generated.exists() else str(static_caption(paper, fig))
+
+
+def caption_entry(paper, fig):
+    """The figure's config entry (compute parameters) for its generated caption, {} if none."""
+    entry = config.get(paper, {}).get(fig)
+    return compute_params(figure_params(paper, fig)) if isinstance(entry, dict) else {}
 
 
 def report_if_built(path, **kwargs):
@@ -198,7 +204,10 @@ def report_if_built(path, **kwargs):
     if figure and "labels" not in kwargs:  # the report lists figures by paper and title, not by path
         entry = next((f for f in FIGURE_REGISTRY if (f["paper"], f["figure"]) == figure.groups()), None)
         if entry:
-            kwargs["labels"] = {"figure": f"{entry['paper']} {entry['figure']}", "title": entry["title"] or entry["figure"]}
+            kwargs["labels"] = {
+                "figure": f"{entry['paper']} {entry['figure']}",
+                "title": entry["title"] or entry["figure"],
+            }
     if Path(path).exists():
         return report(path, **kwargs)
     REPORT_MISSING.append(path)

@@ -103,11 +103,6 @@ rule readme_figures:
 
 # Report captions generated from each figure's claims table (ldprepro.captions): its title, the
 # paper's claim, our verdict and test per claim, the parameters, the panels not available here.
-def _caption_entry(paper, fig):
-    entry = config.get(paper, {}).get(fig)
-    return compute_params(figure_params(paper, fig)) if isinstance(entry, dict) else {}
-
-
 CAPTIONS = {(f["paper"], f["figure"]): f for f in FIGURE_REGISTRY}
 ALL_TARGETS.extend(f"results/{p}/{fig}/caption.rst" for p, fig in CAPTIONS)
 
@@ -130,7 +125,7 @@ rule figure_caption:
     params:
         figure=lambda w: CAPTIONS[(w.paper, w.figure)],
         prose=lambda w: static_caption(w.paper, w.figure).read_text(encoding="utf-8"),
-        entry=lambda w: _caption_entry(w.paper, w.figure),
+        entry=lambda w: caption_entry(w.paper, w.figure),
         code=code("figure_caption.py"),
     script:
         "../scripts/figure_caption.py"
