@@ -100,3 +100,36 @@ def test_main_writes_json_and_markdown_with_before(run, tmp_path):
     assert fig2["before_cpu_s"] == 59.0
     md = (tmp_path / "out/figure_times.md").read_text()
     assert "| hiera/fig2 | 3 | 29.5 s |" in md and "2.0×" in md
+
+
+def test_readme_performance_block_is_generated_from_the_json(tmp_path):
+    spec_rb = importlib.util.spec_from_file_location(
+        "readme_block", Path(__file__).parents[1] / "benchmarks/readme_block.py"
+    )
+    rb = importlib.util.module_from_spec(spec_rb)
+    spec_rb.loader.exec_module(rb)
+    results = {
+        "meta": {"date": "2026-11-24T00:00", "n_mech": 1000},
+        "mechanisms": [
+            {"what": "Generator.random (reference)", "ratio_to_reference": 1.0},
+            {"what": "pm", "ratio_to_reference": 0.61},
+            {"what": "hm", "ratio_to_reference": 0.17},
+        ],
+        "frequency": [{"what": "grr k=16 perturb + estimate", "speedup_vs_warm_peer": 43.7}],
+        "extra_key_from_another_section": [1, 2],
+    }
+    figures = {
+        "cpus": 2,
+        "totals": {"jobs": 10, "cpu_s": 1200.0, "before_cpu_s": 2400.0},
+        "figures": [{"paper": "hiera", "figure": "fig2", "cpu_s": 600.0, "cpu_over_floor": 3.5}],
+    }
+    text = rb.block(results, figures)
+    assert "from 0.17× (hm) to 0.61× (pm)" in text and "1 of 2 below the 0.5× target" in text
+    assert "grr k=16 44×" in text and "20 min CPU in total (≥ 10 min on 2 cores), 40 min before" in text
+    assert "hiera/fig2, takes 10.0 min CPU, 3.5× its one-uniform-per-user floor" in text
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{rb.START}\nold\n{rb.END}\nrest\n")
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    rb.main(["--results", str(tmp_path / "r.json"), "--figures", str(tmp_path / "none.json"), "--readme", str(readme)])
+    out = readme.read_text()
+    assert "old" not in out and "from 0.17× (hm)" in out and out.endswith(f"{rb.END}\nrest\n")

@@ -158,14 +158,15 @@ def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def splice_readme(readme: Path, block: str) -> None:
-    """Replace the text between the results-at-a-glance markers of the README (atomically)."""
+def splice_readme(readme: Path, block: str, start: str = GLANCE_START, end: str = GLANCE_END) -> None:
+    """Replace the text between two marker comments of the README (atomically); by default the
+    results-at-a-glance markers."""
     text = readme.read_text()
-    if GLANCE_START not in text or GLANCE_END not in text:
-        raise ValueError(f"{readme}: markers {GLANCE_START} … {GLANCE_END} not found")
-    head, rest = text.split(GLANCE_START, 1)
-    _, tail = rest.split(GLANCE_END, 1)
-    atomic_write_text(readme, head + GLANCE_START + "\n" + block + GLANCE_END + tail)
+    if start not in text or end not in text:
+        raise ValueError(f"{readme}: markers {start} … {end} not found")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    atomic_write_text(readme, head + start + "\n" + block + end + tail)
 
 
 def main(argv=None) -> int:  # pragma: no cover - thin CLI
