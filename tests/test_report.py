@@ -146,3 +146,23 @@ def report_entry(dom: str, path: str) -> str:
     assert start >= 0, f"{path} is not in the report"
     end = dom.find('"data":', start)
     return dom[start : end if end > start else start + 20000]
+
+
+def test_datasets_page_is_generated_from_the_cards():
+    from ldprepro.report import datasets_markdown
+
+    card = {
+        "dataset": "toy",
+        "kind": "csv",
+        "rows_before_cleaning": 1200,
+        "rows_after_cleaning": 1000,
+        "dropped": [{"reason": "salary | missing", "rows": 200, "examples": []}],
+        "columns": [
+            {"name": "a", "type": "numeric"},
+            {"name": "b", "type": "numeric"},
+            {"name": "c", "type": "binary"},
+        ],
+        "views": {"complete_cases": {"rows": 900}},
+    }
+    md = datasets_markdown([card])
+    assert "| `toy` | csv | 1,200 | 1,000 | salary / missing: 200 | 2 numeric, 1 binary | complete_cases: 900 |" in md

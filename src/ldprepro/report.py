@@ -179,3 +179,27 @@ def main(argv=None) -> int:  # pragma: no cover - thin CLI
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
+
+
+def datasets_markdown(cards: list[dict]) -> str:
+    """docs/figures/datasets.md: rows before and after cleaning, what was dropped and why, the
+    columns and the named views of every dataset built, from its data card (generated)."""
+    lines = [
+        "<!-- generated from the data cards (snakemake readme_figures); do not edit by hand -->",
+        "# Datasets as built",
+        "",
+        "| dataset | kind | rows before cleaning | rows after | dropped (reason: rows) | columns | views |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(cards, key=lambda c: c["dataset"]):
+        dropped = "; ".join(f"{d['reason']}: {d['rows']:,}" for d in c.get("dropped", [])) or "—"
+        types: dict[str, int] = {}
+        for col in c.get("columns", []):
+            types[col["type"]] = types.get(col["type"], 0) + 1
+        cols = ", ".join(f"{n} {t}" for t, n in types.items())
+        views = "; ".join(f"{k}: {v['rows']:,}" for k, v in (c.get("views") or {}).items()) or "—"
+        lines.append(
+            f"| `{c['dataset']}` | {c.get('kind', '')} | {c['rows_before_cleaning']:,} | {c['rows_after_cleaning']:,} "
+            f"| {dropped.replace('|', '/')} | {cols} | {views} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -81,12 +81,14 @@ rule readme_figures:
         claims=REPORT_CLAIMS,
         benchmark=["results/benchmark/winners.md"] if BENCHMARK else [],
         benchmark_figures=[f"figures/benchmark/{t}_winners.png" for t in BENCHMARK],
+        cards=REPORT_CARDS,
     output:
         thumbnails=[f"docs/figures/{f['paper']}_{f['figure']}.png" for f in FIGURE_REGISTRY],
         verdicts="docs/figures/verdicts.md",
         glance="docs/figures/at_a_glance.md",
         benchmark=["docs/benchmark.md"] if BENCHMARK else [],
         benchmark_thumbnails=[f"docs/figures/benchmark_{t}_winners.png" for t in BENCHMARK],
+        datasets="docs/figures/datasets.md",
     log:
         "logs/readme_figures.log",
     conda:

@@ -7,6 +7,8 @@ from ldprepro.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
+import json  # noqa: E402
+
 from PIL import Image  # noqa: E402
 
 from ldprepro import report  # noqa: E402
@@ -25,6 +27,11 @@ for src, dest in zip(
 claims = report.claims_table(sm.input.claims)
 atomic_write_text(sm.output.verdicts, verdicts_markdown(claims, sm.config["scale"], sm.config["seed"]))
 atomic_write_text(sm.output.glance, report.glance_markdown(list(sm.params.figures), claims))
+cards = []
+for path in sm.input.cards:
+    with open(path, encoding="utf-8") as fh:
+        cards.append(json.load(fh))
+atomic_write_text(sm.output.datasets, report.datasets_markdown(cards))
 for src, dest in zip(sm.input.benchmark, sm.output.benchmark):  # the generated benchmark page
     with open(src, encoding="utf-8") as fh:
         atomic_write_text(dest, fh.read())
