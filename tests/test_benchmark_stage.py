@@ -175,3 +175,35 @@ def test_markdown_and_figures_from_a_small_run(registry, tmp_path):
     plots.plot_winner_map(win, "mean", tmp_path / "w.png")
     plots.plot_ratio_to_best(ranked, "mean", tmp_path / "r.png")
     assert (tmp_path / "w.png").stat().st_size > 5000 and (tmp_path / "r.png").stat().st_size > 5000
+
+
+def test_sgd_task_pairs_the_folds_across_mechanisms(registry):
+    rng = np.random.default_rng(6)
+    n = 1200
+    x1, x2 = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    label = np.where(x1 + 0.5 * x2 + rng.normal(0, 0.2, n) > 0.8, "yes", "no")
+    df = pd.DataFrame({"x1": x1, "x2": x2, "y": pd.Categorical(label)})
+    card = {
+        "columns": [
+            {"name": "x1", "type": "numeric", "domain": [0.0, 1.0]},
+            {"name": "x2", "type": "numeric", "domain": [0.0, 1.0]},
+            {"name": "y", "type": "categorical", "categories": ["no", "yes"]},
+        ]
+    }
+    entry = {
+        "eps": [1.0, 8.0],
+        "mechanisms": ["laplace", "laplace_copy", "pm"],
+        "model": "logistic",
+        "lambda": 1e-4,
+        "learning_rate": "constant_inv_sqrt_T",
+        "folds": 2,
+        "cv_repetitions": 2,
+        "metric": "misclassification_rate",
+    }
+    panel = {"dataset": "toy", "target": "y", "target_kind": "label", "positive": "yes", "intercept": True}
+    rows = pd.DataFrame(runs.sgd_job(entry, panel, df, card, seed=4))
+    assert set(rows["task"]) == {"sgd"} and set(rows["metric"]) == {"misclassification_rate"}
+    assert set(rows["rep"]) == {0, 1, 2, 3}
+    res = tables.combine([rows])
+    _, ranked, win = tables.analyse(res, None)
+    assert len(win) == 2 and set(ranked["mechanism"]) == {"laplace", "laplace_copy", "pm"}

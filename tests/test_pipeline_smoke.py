@@ -201,7 +201,7 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
         for fig in cfg.get(paper, {})
         if fig.startswith("fig")
     ] + [("audit", "audit")]
-    figures += [("benchmark", f"{task}_{kind}") for task in ("mean", "frequency") for kind in ("winners", "ratio")]
+    figures += [("benchmark", f"{task}_{kind}") for task in ("mean", "frequency", "sgd") for kind in ("winners", "ratio")]
     report_dir = REPO / "workflow/report"
     missing, untitled = [], []
     for paper, fig in figures:
@@ -392,7 +392,7 @@ def test_benchmark_stage_smoke(full_smoke):
     workdir, cfg, _ = full_smoke
     unavailable = recorded_unavailable(workdir)
     bench = cfg["benchmark"]
-    for task in ("mean", "frequency"):
+    for task in ("mean", "frequency", "sgd"):
         for p in bench[task]["panels"]:
             job = workdir / f"results/benchmark/{task}/{panel_id(p)}.parquet"
             assert job.exists() == (p["dataset"] not in unavailable), job

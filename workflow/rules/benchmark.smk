@@ -5,7 +5,7 @@
 #   figures/benchmark/<task>_winners.png|svg, <task>_ratio.png|svg
 from ldprepro.benchmark.naming import panel_id
 
-BENCHMARK_TASKS = ["mean", "frequency"]
+BENCHMARK_TASKS = ["mean", "frequency", "sgd"]
 BENCHMARK = {}
 BENCHMARK_UNAVAILABLE = {}
 if "benchmark" in config:

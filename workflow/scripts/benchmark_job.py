@@ -16,6 +16,8 @@ df, card = load(panel["dataset"], root=Path(sm.input.parquet).parent)
 progress("%s: %d rows loaded; task %s", panel["dataset"], len(df), sm.wildcards.task)
 if sm.wildcards.task == "mean":
     rows = runs.mean_job(entry, panel, df, card, sm.params.seed)
+elif sm.wildcards.task == "sgd":
+    rows = runs.sgd_job(entry, panel, df, card, sm.params.seed)
 else:
     rows = runs.frequency_job(entry, panel, df, sm.params.seed)
 write_results(tidy_frame(rows), sm.output[0])

@@ -7,7 +7,8 @@ at one shared ε grid, under common random numbers, with its exact privacy loss 
 - :mod:`.plots`, :mod:`.tables`: the winner map, ratio-to-best figure and generated table.
 
 Tasks: ``mean`` (MSE of the mean; 1-D mechanisms for one column, the papers' multidimensional
-collections for several) and ``frequency`` (MSE of the frequency vector, GRR / SUE / OUE).
+collections for several), ``frequency`` (MSE of the frequency vector, GRR / SUE / OUE) and ``sgd``
+(LDP-SGD's test metric, Zhao et al. Alg. 4, on shared cross-validation folds).
 """
 
-TASKS = ("mean", "frequency")
+TASKS = ("mean", "frequency", "sgd")

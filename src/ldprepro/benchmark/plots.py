@@ -106,7 +106,7 @@ def plot_ratio_to_best(ranked: pd.DataFrame, task: str, png, svg=None, cap: floa
     for ax in axes.flat[len(datasets) :]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
-        ax.set_ylabel(f"MSE / best LDP MSE (capped at {cap:g})")
+        ax.set_ylabel(f"error / best LDP error (capped at {cap:g})")
     shared_legend(
         fig,
         list(axes.flat),

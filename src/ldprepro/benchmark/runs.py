@@ -109,3 +109,20 @@ def frequency_job(entry: dict, panel: dict, df: pd.DataFrame, seed: int) -> list
                 est = oracle.estimate_frequencies(oracle.sample_support_counts(counts, rng), n)
                 rows.append({**common, "rep": rep, "metric": "sq_error", "value": float(((est - truth) ** 2).mean())})
     return rows
+
+
+def sgd_job(entry: dict, panel: dict, df: pd.DataFrame, card: dict, seed: int) -> list[dict]:
+    """LDP-SGD (Zhao et al. Alg. 4, as the ldpfl figures run it) for every mechanism: the
+    configured test metric per (ε, cross-validation repetition × fold). The folds are keyed by the
+    dataset, not the mechanism, so every mechanism is trained and tested on the same splits and the
+    repetitions pair across mechanisms."""
+    from ..experiments.sgd_figures import run_job
+
+    fig = {k: v for k, v in entry.items() if k not in ("panels", "mechanisms")} | {"kind": "sgd"}
+    name = panel_label(panel)
+    rows = []
+    for mech in mechanisms_for(entry):
+        for r in run_job(fig, panel, mech, df, card, seed, "benchmark", "sgd"):
+            if r["metric"] == fig["metric"]:
+                rows.append({**r, "task": "sgd", "dataset": name, "n_attributes": r.get("n_features", 0)})
+    return rows

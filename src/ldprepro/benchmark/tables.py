@@ -12,13 +12,14 @@ from .winners import rank_cells, winners
 TASK_TITLES = {
     "mean": "Mean estimation (MSE of the mean)",
     "frequency": "Frequency estimation (MSE of the frequencies)",
+    "sgd": "LDP-SGD (test metric on shared cross-validation folds)",
 }
 
 
 def combine(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The jobs' tidy rows in one frame, with ``k`` (oracle domain size; 0 for numeric tasks)."""
     df = pd.concat(frames, ignore_index=True)
-    df["k"] = df["n_attributes"].where(df["task"] == "frequency", 0).astype(int)
+    df["k"] = df["n_attributes"].where(df["task"] == "frequency", 0).fillna(0).astype(int)
     return df.sort_values(["task", "dataset", "mechanism", "eps", "metric", "rep"], kind="mergesort").reset_index(
         drop=True
     )
@@ -52,10 +53,10 @@ def markdown(win: pd.DataFrame, ranked: pd.DataFrame, unavailable: dict[str, str
         "# Cross-paper benchmark",
         "",
         f"Scale `{scale}`, seed {seed}. Every registered mechanism on every dataset obtainable here, at one "
-        "ε grid, under common random numbers. **Best** = lowest mean squared error among the mechanisms "
+        "ε grid, under common random numbers. **Best** = lowest mean error (MSE; LDP-SGD: its test metric) among the mechanisms "
         "that are ε-LDP at that ε (exact loss from their pmf/pdf); **tied** = not separated from it by the "
         "paired ratio-of-means test after Holm correction within the cell (α = 0.05). The runner-up "
-        "columns give the ratio of its MSE to the best's with a 95% CI, its Holm-adjusted p and the "
+        "columns give the ratio of its mean error to the best's with a 95% CI, its Holm-adjusted p and the "
         "smallest ratio the test could detect (MDE). Rule and caveats: see the end of this page.",
         "",
     ]

@@ -73,9 +73,15 @@ def cell_table(errors: dict[str, np.ndarray], ldp: dict[str, bool], alpha: float
 
 
 def rank_cells(results: pd.DataFrame, privacy: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """:func:`cell_table` for every (task, dataset, ε) of the tidy benchmark results (metric
-    ``sq_error``), joined with the privacy table on (task, mechanism, ε, k)."""
-    err = results[results["metric"] == "sq_error"]
+    """:func:`cell_table` for every (task, dataset, ε) of the tidy benchmark results, on the
+    task's one measured metric (``sq_error``; LDP-SGD: its test metric; ``*_theory`` rows are
+    closed forms, not repetitions), joined with the privacy table on (task, mechanism, ε, k)."""
+    err = results[~results["metric"].str.endswith("_theory")]
+    per_task = err.groupby("task")["metric"].nunique()
+    if (per_task > 1).any():
+        raise ValueError(
+            f"one metric per benchmark task expected, got {err.groupby('task')['metric'].unique().to_dict()}"
+        )
     priv = privacy.set_index(["task", "mechanism", "eps", "k"])["ldp"]
     out = []
     for (task, dataset, eps), cell in err.groupby(["task", "dataset", "eps"], sort=True):
