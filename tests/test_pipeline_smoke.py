@@ -201,7 +201,9 @@ def test_report_opens_in_a_browser_with_every_figure_and_caption(full_smoke, tmp
         for fig in cfg.get(paper, {})
         if fig.startswith("fig")
     ] + [("audit", "audit")]
-    figures += [("benchmark", f"{task}_{kind}") for task in ("mean", "frequency", "sgd") for kind in ("winners", "ratio")]
+    figures += [
+        ("benchmark", f"{task}_{kind}") for task in ("mean", "frequency", "sgd") for kind in ("winners", "ratio")
+    ]
     report_dir = REPO / "workflow/report"
     missing, untitled = [], []
     for paper, fig in figures:
