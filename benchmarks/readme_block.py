@@ -46,8 +46,12 @@ def block(results: dict, figures: dict | None) -> str:
         lines.append(f"- **Exact sufficient statistics** instead of per-user draws (same law): {parts}.")
     jobs = [j for j in results.get("jobs", []) if j.get("after_over_floor")]
     if jobs:
-        parts = "; ".join(f"{j['what']}: {_x(j['after_over_floor'])} its floor" for j in jobs)
-        lines.append(f"- **Jobs against their random-number floor**: {parts}.")
+        parts = "; ".join(
+            f"{j['what']}: {_x(j['after_over_floor'])} its random-number floor"
+            + (f", {j['after_over_data_pass']:.1f}× one pass over its data" if "after_over_data_pass" in j else "")
+            for j in jobs
+        )
+        lines.append(f"- **Jobs against their floors**: {parts}.")
     if figures:
         t = figures["totals"]
         worst = max((f for f in figures["figures"] if f.get("cpu_over_floor")), key=lambda f: f["cpu_s"], default=None)
