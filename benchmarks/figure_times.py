@@ -68,28 +68,46 @@ def _users(cards: Path, dataset: str, cap) -> int | None:
 
 def _combos(entry: dict, mechanism: str) -> int:
     sweep = entry.get("sweep", {})
-    if not sweep or mechanism not in entry.get("sweep_mechanisms", entry["mechanisms"]):
+    default = entry["mechanisms"] if entry.get("kind") == "mean" else ["hiera"]  # as the job runners
+    if not sweep or mechanism not in entry.get("sweep_mechanisms", default):
         return 1
     return math.prod(len(v) for v in sweep.values())
 
 
-def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> int | None:
-    """Uniforms an exact per-user sampler needs for one (figure, dataset, mechanism) job at the
-    configured scale, or None when the kind is not modelled or the dataset has no card."""
-    n = _users(cards, dataset, entry.get("max_users"))
-    if n is None:
-        return None
+def _count(value) -> int:
+    return len(value) if isinstance(value, list) else 1
+
+
+def job_floor(entry: dict, mechanism: str, n_users: int, d: int = 1) -> dict:
+    """The floor of one (figure, dataset, mechanism) job at ``entry``'s scale: ``fits``, ``flops``
+    and ``random_numbers`` an exact per-user implementation cannot go below.
+
+    - mean estimation: one uniform per reported user per repetition (the job runs
+      max(reps, test_reps) repetitions at each ε, sweep value and size);
+    - LDP-SGD: fits = folds × CV repetitions × |ε| × |discretisations| × |sweep values| × |group
+      rules|; per fit 4·n_train·d flops (X·θ and the gradient) and 2 uniforms per training user (an
+      attribute index and a report: at least one sampled attribute each).
+    """
     eps = len(entry["eps"])
     combos = _combos(entry, mechanism)
-    if entry.get("kind") == "mean":
-        reps = max(int(entry["reps"]), int(entry.get("test_reps", 0)))
-        sizes = entry.get("sizes") or [n]
-        return sum(min(int(s), n) for s in sizes) * reps * eps * combos
     if entry.get("kind") == "sgd":
         folds = int(entry.get("folds", 5))
         fits = folds * int(entry.get("cv_repetitions", 1)) * eps * combos
-        return fits * n * (folds - 1) // folds
-    return None
+        fits *= _count(entry.get("discretize")) * _count(entry.get("group_rule", "paper"))
+        n_train = n_users * (folds - 1) // folds
+        return {"fits": fits, "flops": fits * 4.0 * n_train * d, "random_numbers": fits * n_train * 2.0}
+    reps = max(int(entry.get("reps", 1)), int(entry.get("test_reps", 0)))
+    users = sum(min(int(s), n_users) for s in entry.get("sizes") or [n_users])
+    return {"fits": 0, "flops": 0.0, "random_numbers": float(users * reps * eps * combos)}
+
+
+def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> int | None:
+    """Uniforms the job of (figure, dataset, mechanism) needs at the configured scale (see
+    :func:`job_floor`), or None when the kind is not modelled or the dataset has no card."""
+    n = _users(cards, dataset, entry.get("max_users"))
+    if n is None or entry.get("kind") not in ("mean", "sgd"):
+        return None
+    return int(job_floor(entry, mechanism, n)["random_numbers"])
 
 
 def uniform_seconds_per_draw(repeats: int = 7, n: int = 1_000_000) -> float:
@@ -155,8 +173,8 @@ def markdown(result: dict) -> str:
         f"{result['ns_per_uniform']:.2f} ns CPU per `Generator.random` draw, measured "
         f"{result['measured_at']} on {result['machine']}. CPU and wall are sums over the figure's jobs; "
         "the floor is one uniform per reported user per repetition (mean figures) or per training user "
-        "per fit (LDP-SGD figures; a lower bound: sampled reports draw 2k numbers per user, see "
-        "`results.md` for the per-fit RNG and data-pass floors) for the jobs it models.",
+        "per fit, plus its attribute index (LDP-SGD figures; `results.md` gives the per-fit RNG and "
+        "data-pass floors) for the jobs it models.",
         "",
     ]
     has_before = any("before_cpu_s" in r for r in result["figures"])

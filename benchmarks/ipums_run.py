@@ -11,11 +11,10 @@ synthetic files. Per-job time and peak RSS come from the workflow's own ``benchm
 (``--out-dir``). The full run (fraction 1, scale paper) is long: run it on a machine you own.
 
 Floor arithmetic per job (the physical limit the measured time is compared with):
-- mean estimation: random numbers = Σ over (ε, sweep values) of reps × n × u (u uniforms per user
-  and repetition; HierA: 1, and only ~#distinct values binomials for integer data);
-- LDP-SGD: fits = folds × CV repetitions × |ε| × |discretisations| × |sweeps| × |group rules|; per fit
-  ~4·n_train·D flops (the X·θ products and the gradient at the reported coordinates) and n_train·2k
-  random numbers (k sampled attributes: an index and a report uniform each).
+``figure_times.job_floor``: mean estimation, one uniform per user and repetition (HierA on integer
+data needs only ~#distinct values binomials, so it can run below it); LDP-SGD, fits = folds × CV
+repetitions × |ε| × |discretisations| × |sweeps| × |group rules|, per fit ~4·n_train·D flops and two
+uniforms (attribute index and report) per training user.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import subprocess
 import sys
 import time
@@ -35,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import ipums_scale  # noqa: E402
+from figure_times import job_floor  # noqa: E402  (one floor arithmetic for both tools)
 
 IPUMS = {"ipums_br": "br", "ipums_mx": "mx", "ipums_us": "us"}
 
@@ -49,23 +48,6 @@ def ipums_figures(cfg: dict) -> dict[str, dict]:
             if isinstance(entry, dict) and any(p.get("dataset") in IPUMS for p in entry.get("panels", [])):
                 out[f"{paper}/{fig}"] = entry
     return out
-
-
-def floor_per_job(entry: dict, n_users: int, d: int) -> dict:
-    """Random numbers (and flops for SGD) one (dataset, mechanism) job needs at least."""
-    n_sweep = math.prod(len(v) for v in entry.get("sweep", {}).values()) if entry.get("sweep") else 1
-    n_eps = len(entry.get("eps", [1]))
-    if entry.get("kind") == "sgd":
-        disc = entry.get("discretize")
-        n_disc = len(disc) if isinstance(disc, list) else 1
-        rules = entry.get("group_rule", "paper")
-        n_rules = len(rules) if isinstance(rules, list) else 1
-        fits = int(entry["folds"]) * int(entry["cv_repetitions"]) * n_eps * n_disc * n_sweep * n_rules
-        n_train = n_users * (int(entry["folds"]) - 1) // int(entry["folds"])
-        k = 3  # at most ⌊ε/2.5⌋ = 3 sampled attributes on the papers' grids
-        return {"fits": fits, "flops": fits * 4.0 * n_train * d, "random_numbers": fits * n_train * 2.0 * k}
-    reps = int(entry.get("reps", 1))
-    return {"fits": 0, "flops": 0.0, "random_numbers": float(reps * n_eps * n_sweep * n_users * d)}
 
 
 def job_startup_cpu_s() -> float:
@@ -188,7 +170,7 @@ def main(argv=None):
             job.update(
                 n_users=n,
                 dims=d,
-                **floor_per_job(entry, n, d),
+                **job_floor(entry, job["job"].split("__")[1], n, d),
                 projected_cpu_s_full_size=startup + work / args.fraction,
             )
         results.append(

@@ -59,10 +59,10 @@ def test_sums_per_figure_and_floor_counts_users_reps_eps_sweep(run):
     assert table.loc[("lremh", "fig1")].jobs == 1
 
 
-def test_sgd_floor_is_training_users_times_fits(run):
+def test_sgd_floor_is_two_uniforms_per_training_user_and_fit(run):
     _, cards, _ = run
     entry = {"kind": "sgd", "mechanisms": ["pm"], "eps": [1, 2, 4], "folds": 5, "cv_repetitions": 10}
-    assert ft.job_floor_draws(entry, "synth_a", "pm", cards) == 3 * 5 * 10 * 800
+    assert ft.job_floor_draws(entry, "synth_a", "pm", cards) == 3 * 5 * 10 * 800 * 2  # index + report per user
     assert ft.job_floor_draws(entry, "no_card", "pm", cards) is None
 
 
@@ -133,3 +133,28 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
     rb.main(["--results", str(tmp_path / "r.json"), "--figures", str(tmp_path / "none.json"), "--readme", str(readme)])
     out = readme.read_text()
     assert "old" not in out and "from 0.17× (hm)" in out and out.endswith(f"{rb.END}\nrest\n")
+
+
+def test_floor_counts_test_reps_sweeps_of_swept_mechanisms_and_sgd_variants():
+    mean = {
+        "kind": "mean",
+        "mechanisms": ["hiera", "pm"],
+        "sweep": {"mu": [1, 2, 3]},
+        "sweep_mechanisms": ["hiera"],
+        "eps": [0.5, 1.0],
+        "reps": 100,
+        "test_reps": 400,
+    }
+    assert ft.job_floor(mean, "hiera", 1000)["random_numbers"] == 1000 * 400 * 2 * 3
+    assert ft.job_floor(mean, "pm", 1000)["random_numbers"] == 1000 * 400 * 2
+    sgd = {
+        "kind": "sgd",
+        "mechanisms": ["pm"],
+        "eps": [1, 2],
+        "folds": 10,
+        "cv_repetitions": 5,
+        "discretize": [2, 10],
+        "group_rule": ["paper", "fixed"],
+    }
+    f = ft.job_floor(sgd, "pm", 1000, d=20)
+    assert f["fits"] == 10 * 5 * 2 * 2 * 2 and f["flops"] == f["fits"] * 4.0 * 900 * 20
