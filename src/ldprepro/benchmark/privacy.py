@@ -37,9 +37,13 @@ def privacy_table(cells: pd.DataFrame, audit: pd.DataFrame | None = None) -> pd.
     ``k`` is the domain size of a frequency oracle, 0 for numeric mechanisms."""
     keys = cells[["task", "mechanism", "eps", "k"]].drop_duplicates()
     rows = []
+    losses = {}  # a numeric mechanism's loss is the same for every task that runs it
     for task, mech, eps, k in keys.itertuples(index=False):
         k = int(k)
-        loss = exact_loss(task, mech, eps, k or None)
+        law = (task == "frequency", mech, float(eps), k)
+        if law not in losses:
+            losses[law] = exact_loss(task, mech, eps, k or None)
+        loss = losses[law]
         rows.append(
             {
                 "task": task,

@@ -16,7 +16,7 @@ from ..experiments.mean_figures import panel_values
 from ..frequency import get_oracle
 from ..mechanisms import MECHANISMS
 from ..seeding import rng_for
-from .naming import panel_label
+from .naming import panel_columns, panel_label
 
 FREQUENCY_ORACLES = ("grr", "sue", "oue")
 
@@ -46,7 +46,8 @@ def mechanisms_for(entry: dict) -> list[str]:
 def mean_job(entry: dict, panel: dict, df: pd.DataFrame, card: dict, seed: int) -> list[dict]:
     """MSE of the mean of the panel's numeric columns (rescaled to [−1, 1] as every figure does):
     the 1-D mechanism for one column, the papers' multidimensional collection for several."""
-    values = panel_values(df, card, {k: v for k, v in panel.items() if k != "column"} | _columns(panel))
+    spec = {**panel, "columns": panel_columns(panel)} if "column" in panel else panel  # one column: 1-D
+    values = panel_values(df, card, spec)
     values = values[subsample(len(values), entry.get("max_users"), seed, panel)]
     name = panel_label(panel)
     key = {"task": "mean", "dataset": name}  # no mechanism: common random numbers
@@ -62,10 +63,6 @@ def mean_job(entry: dict, panel: dict, df: pd.DataFrame, card: dict, seed: int) 
             {"paper": "benchmark", "figure": "mean", "task": "mean", "dataset": name},
         )
     return [r for r in rows if r["metric"] in ("sq_error", "sq_error_theory")]
-
-
-def _columns(panel: dict) -> dict:
-    return {"columns": [panel["column"]]} if "column" in panel else {}
 
 
 def category_codes(df: pd.DataFrame, column: str, dataset: str) -> tuple[np.ndarray, int]:
