@@ -261,8 +261,9 @@ def test_fast_sampler_has_the_law_of_the_inverse_cdf(name, eps):
 @pytest.mark.parametrize("name", ["hm", "hm_tp"])
 @pytest.mark.parametrize("eps", [1.0, 4.0])
 def test_mixture_branch_split_has_the_law_of_per_user_choice(name, eps):
-    """The mixture runs each branch only on its own users; the reference draws a component per
-    user and samples it user by user through the component's own inverse CDF."""
+    """The mixture takes branch and component output from one uniform per user (the branch's
+    share of it, rescaled) and runs each branch only on its own users; the reference draws a
+    component per user and samples it with a fresh uniform through its own inverse CDF."""
     from scipy import stats
 
     mech = get_mechanism(name, eps)

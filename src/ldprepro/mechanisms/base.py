@@ -31,12 +31,18 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy import optimize
 
+from . import kernels
+
 EMPTY = np.empty(0)
 
 #: Users processed per block: small enough for the temporaries to stay in cache (measured 2-3x
 #: faster than whole-array passes at n = 10^6), large enough to amortise Python overhead.
 #: The random stream is consumed block by block, so outputs depend only on (seed, input).
 CHUNK = 1 << 15
+
+#: Inputs smaller than this run the numpy sampler even where a fused one exists (the outputs are
+#: the same): a job that only perturbs a handful of values never imports numba (~0.3 s).
+FUSED_MIN_SIZE = 4096
 
 
 #: The ε range on which every 1-D mechanism is tested to be numerically exact (module docstring).
@@ -110,11 +116,15 @@ class Mechanism(ABC):
     def perturb(self, x, rng: np.random.Generator) -> np.ndarray:
         """Perturb every entry of ``x`` independently; returns a float array of the same shape."""
         x = np.asarray(x, dtype=float)
-        flat = x.reshape(-1)
+        flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty_like(flat)
+        fused = self._fused_sampler() if flat.size >= FUSED_MIN_SIZE and kernels.enabled() else None
         for start in range(0, flat.size, CHUNK):
-            block = as_input(flat[start : start + CHUNK])  # checked while in cache
-            out[start : start + block.size] = self._perturb_block(block, rng)
+            block = flat[start : start + CHUNK]
+            if fused is None:
+                out[start : start + block.size] = self._perturb_block(as_input(block), rng)
+            elif not fused(block, rng, out[start : start + block.size]):
+                as_input(block)  # raises the error naming the first invalid input
         return out.reshape(x.shape)
 
     def _perturb_block(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -124,6 +134,41 @@ class Mechanism(ABC):
     def _sample(self, x: np.ndarray, u: np.ndarray, lo: float = 0.0, width: float = 1.0) -> np.ndarray:
         """Output for inputs ``x`` given the uniforms (u − lo)/width (inverse CDF)."""
         raise NotImplementedError(f"{self.name} has no single-uniform sampler; use perturb()")
+
+    @property
+    def single_uniform(self) -> bool:
+        """True when ``_sample`` (one uniform per user) is implemented."""
+        return type(self)._sample is not Mechanism._sample
+
+    # --- fused samplers (kernels.py): the same outputs as the numpy samplers, in one pass -------
+    def _sample_kernel(self) -> tuple[int, tuple] | None:
+        """(kind, params) of the compiled twin of ``_sample`` in ``_jit._sample_one``, if any."""
+        return None
+
+    def _block_kernel(self) -> tuple[int, tuple, float] | None:
+        """(kind, params, rounding step) when ``_perturb_block`` is "one uniform per user into
+        ``_sample``'s twin, then (step > 0) Algorithm 5's rounding with a second uniform"."""
+        if type(self)._perturb_block is Mechanism._perturb_block and self.single_uniform:
+            spec = self._sample_kernel()
+            if spec is not None:
+                return (*spec, 0.0)
+        return None
+
+    def _fused(self) -> kernels.Fused | None:
+        """The fused form of ``_perturb_block`` (None: the numpy sampler runs)."""
+        spec = self._block_kernel()
+        if spec is None:
+            return None
+        kind, params, step = spec
+        return kernels.discretised(kind, params, step) if step > 0 else kernels.single(kind, params)
+
+    def _fused_sampler(self) -> kernels.Fused | None:
+        """``_fused()``, built once per mechanism object."""
+        try:
+            return self.__dict__["_fused_cache"]
+        except KeyError:
+            fused = self.__dict__["_fused_cache"] = self._fused()
+            return fused
 
     # --- moments ----------------------------------------------------------------------------
     @abstractmethod
@@ -191,9 +236,13 @@ class Mixture(Mechanism):
     """With probability ``weights[i]`` run ``components[i]`` (all at the same ε; weights do not
     depend on the input, so the mixture inherits ε-LDP). All components must be unbiased.
 
-    Sampling draws each user's branch (one uniform per user: the branch sizes are then
-    multinomial(n, weights)) and runs each component's own sampler only on the users of its
-    branch, with its own fresh randomness; no component is evaluated on users it does not serve.
+    Sampling draws one uniform u per user: branch i serves the users with u in
+    [edges[i], edges[i+1]) (so the branch sizes are multinomial(n, weights)). Given its branch,
+    u is uniform on that interval, so a component with a one-uniform sampler (``_sample``) takes
+    (u − edges[i])/weight as its own uniform: one draw per user in all, exact up to the 2^-53
+    grid of u like every sampler here. A component without one (a discretised branch) runs its
+    own sampler on its users with fresh draws, after the branch draws. No component is evaluated
+    on users it does not serve.
     """
 
     def __init__(self, eps: float, components: list[Mechanism], weights: list[float], name: str):
@@ -219,16 +268,36 @@ class Mixture(Mechanism):
             return self.components[0]._perturb_block(x, rng)
         u = rng.random(x.shape)
         out = np.empty(x.shape)
-        if len(self.components) == 2:
-            first = u < self._edges[1]
-            branches = [np.flatnonzero(first), np.flatnonzero(~first)]
-        else:
-            which = np.searchsorted(self._edges[1:-1], u, side="right")
-            branches = [np.flatnonzero(which == i) for i in range(len(self.components))]
-        for c, idx in zip(self.components, branches):
-            if idx.size:
-                out[idx] = c._perturb_block(x[idx], rng)
+        which = np.searchsorted(self._edges[1:-1], u, side="right")
+        fresh = []
+        for i, c in enumerate(self.components):
+            idx = np.flatnonzero(which == i)
+            if not idx.size:
+                continue
+            if c.single_uniform:
+                lo = self._edges[i]
+                out[idx] = c._sample(x[idx], u[idx], lo, self._edges[i + 1] - lo)
+            else:
+                fresh.append((c, idx))
+        for c, idx in fresh:
+            out[idx] = c._perturb_block(x[idx], rng)
         return out
+
+    def _fused(self):
+        if len(self.components) == 1:
+            return self.components[0]._fused_sampler()
+        if type(self)._perturb_block is not Mixture._perturb_block:
+            return None
+        branches = []
+        for c in self.components:
+            spec = c._sample_kernel() if c.single_uniform else c._block_kernel()
+            if spec is None:
+                return None
+            if c.single_uniform:
+                branches.append((spec[0], spec[1], False, 0.0))
+            else:
+                branches.append((spec[0], spec[1], True, spec[2]))
+        return kernels.mixture(self._edges, branches)
 
     def variance(self, x):
         # Every component is unbiased, so the between-branch variance is 0 (law of total

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import kernels
 from .base import Mechanism, as_input, check_mechanism_eps
 
 
@@ -34,6 +35,9 @@ class Laplace(Mechanism):
         y *= sign
         y += x
         return y
+
+    def _fused(self):
+        return kernels.laplace(self.scale) if type(self)._perturb_block is Laplace._perturb_block else None
 
     def _sample(self, x, u, lo=0.0, width=1.0):
         # Inverse CDF of the Laplace law: y = x − b·sign(w)·ln(1 − 2|w|), w = u' − ½
@@ -94,6 +98,9 @@ class _BinaryOutput(Mechanism):
         out += x
         np.copysign(self.c, out, out=out)
         return out
+
+    def _sample_kernel(self):
+        return (kernels.BINARY, (self.c,)) if type(self)._sample is _BinaryOutput._sample else None
 
     def variance(self, x):
         """C² − t² = ((1 − |t|) + (C − 1))·(C + |t|), free of cancellation when C → 1."""

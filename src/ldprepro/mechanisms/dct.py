@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from . import kernels
 from .base import Mechanism
 
 
@@ -86,6 +87,14 @@ class DCT(Mechanism):
         inner = w < 1.0
         w -= ~inner
         return self._place(x, inner, w)
+
+    def _sample_kernel(self):
+        return (kernels.DCT_ONE_UNIFORM, (self.d, self.m)) if type(self)._sample is DCT._sample else None
+
+    def _fused(self):
+        if type(self)._perturb_block is not DCT._perturb_block or type(self)._place is not DCT._place:
+            return None
+        return kernels.dct(self.keep, self._inv_keep, self._inv_replace, self.d, self.m)
 
     def prob_inner(self) -> float:
         """P(final bit = 1) = keep·½ + (1 − keep)·½ = ½ for every input."""

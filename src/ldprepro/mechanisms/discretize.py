@@ -60,6 +60,14 @@ class Discretized(Mechanism):
     def _perturb_block(self, x, rng):
         return self.round(self.base._perturb_block(x, rng), rng)
 
+    def _block_kernel(self):
+        if type(self)._perturb_block is not Discretized._perturb_block or type(self).round is not Discretized.round:
+            return None
+        base = self.base._block_kernel()
+        if base is None or base[2] > 0:
+            return None
+        return base[0], base[1], self.h
+
     def round(self, y, rng):
         """Algorithm 5 on intermediate outputs ``y`` (Eq. (35))."""
         scaled = np.asarray(y, dtype=float) / self.h

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from scipy import optimize
 
+from . import kernels
 from .base import Mechanism, check_mechanism_eps
 
 
@@ -94,6 +95,12 @@ class Piecewise(Mechanism):
         np.multiply(y > self.A, self._two_a, out=v)
         y -= v
         return y
+
+    def _sample_kernel(self):
+        if type(self)._sample is not Piecewise._sample:
+            return None
+        consts = (self._slope, self._c_left, self._k_win, self._p_win, self._k_out, self.A, self._two_a)
+        return kernels.PIECEWISE, consts
 
     def variance(self, x):
         x = np.asarray(x, dtype=float)

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from . import kernels
 from .base import Mechanism
 
 #: Upper regime boundary of Eq. (5): ln((3+√65)/2) ≈ 1.710392.
@@ -104,6 +105,11 @@ class ThreeOutputs(Mechanism):
         out -= 1.0
         out *= self.c
         return out
+
+    def _sample_kernel(self):
+        if type(self)._sample is not ThreeOutputs._sample:
+            return None
+        return kernels.THREE_OUTPUTS, (self.p00, self._decay, self.c)
 
     def pmf(self, x):
         x = np.asarray(x, dtype=float)
