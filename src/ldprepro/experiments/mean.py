@@ -129,16 +129,22 @@ class AtLevelEstimator:
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
         self.mechs = [get_mechanism(base, float(e)) for e in self.levels.eps]
+        self._by_level, self._grouped_for = None, None
 
     def _groups(self, x):
         level = self.levels.level_of(x)
         return [(np.flatnonzero(level == t), m) for t, m in enumerate(self.mechs)]
 
     def estimate(self, x, rng):
+        """Σ over levels of the level's users' outputs, / n. The users are grouped by level once
+        per data set (``x`` is fixed across a job's repetitions); each repetition draws the same
+        outputs, in the same order, as perturbing ``x[idx]`` level by level."""
+        if self._grouped_for is not x:
+            self._by_level = [(x[idx], m) for idx, m in self._groups(x) if idx.size]
+            self._grouped_for = x
         total = 0.0
-        for idx, mech in self._groups(x):
-            if idx.size:
-                total += float(mech.perturb(x[idx], rng).sum())
+        for values, mech in self._by_level:
+            total += float(mech.perturb(values, rng).sum())
         return total / x.shape[0]
 
     def var_of_mean(self, x):
