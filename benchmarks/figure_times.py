@@ -1,6 +1,6 @@
 """Per-figure cost of a pipeline run, beside its random-number floor (not a test).
 
-    PYTHONPATH=src python benchmarks/figure_times.py [--logs logs/benchmarks] [--before DIR]
+    PYTHONPATH=src python benchmarks/figure_times.py [--logs logs/benchmarks] [--before DIR|JSON]
         [--config config.yaml] [--cards data/processed] [--out-dir benchmarks]
 
 Reads the Snakemake ``benchmark:`` files every job writes (``logs/benchmarks/<paper>/<fig>/...tsv``:
@@ -11,8 +11,9 @@ training users × fits), priced at the CPU time of ``Generator.random`` measured
 of 7 repeats after a warm-up). Jobs that use exact sufficient statistics (graded Laplace, Laplace)
 may run below it: the ratio then reads < 1.
 
-``--before DIR`` adds the same sums of an earlier run's benchmark files (copy ``logs/benchmarks``
-aside before re-running) and the speed-up. Writes ``figure_times.json`` and the generated
+``--before DIR|JSON`` adds the CPU sums of an earlier run, from its benchmark files (copy
+``logs/benchmarks`` aside before re-running) or from the ``figure_times.json`` written for it, and
+the speed-up. Writes ``figure_times.json`` and the generated
 ``figure_times.md``; no number in it is typed by hand.
 """
 
@@ -158,6 +159,19 @@ def summarise(jobs: pd.DataFrame, floor_draws: dict, sec_per_draw: float) -> pd.
     return out.reset_index()
 
 
+def before_cpu(before: Path) -> pd.DataFrame:
+    """CPU seconds per figure of an earlier run: from its benchmark files (a directory) or from the
+    ``figure_times.json`` this script wrote for it."""
+    if before.is_dir():
+        sums = read_benchmarks(before).groupby(["paper", "figure"])["cpu_s"].sum()
+        return sums.rename("before_cpu_s").reset_index()
+    figures = json.loads(before.read_text())["figures"]
+    return pd.DataFrame(
+        [{"paper": f["paper"], "figure": f["figure"], "before_cpu_s": f["cpu_s"]} for f in figures],
+        columns=["paper", "figure", "before_cpu_s"],
+    )
+
+
 def _fmt(x, unit="", digits=1):
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "—"
@@ -237,8 +251,7 @@ def main(argv=None) -> dict:
     sec = uniform_seconds_per_draw()
     table = summarise(jobs, floors(config, args.cards), sec)
     if args.before:
-        before = read_benchmarks(args.before).groupby(["paper", "figure"])["cpu_s"].sum().rename("before_cpu_s")
-        table = table.merge(before.reset_index(), on=["paper", "figure"], how="left")
+        table = table.merge(before_cpu(args.before), on=["paper", "figure"], how="left")
     figures = [
         {k: _clean(v) for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
         for r in table.to_dict("records")

@@ -102,6 +102,22 @@ def test_main_writes_json_and_markdown_with_before(run, tmp_path):
     assert "| hiera/fig2 | 3 | 29.5 s |" in md and "2.0×" in md
 
 
+def test_before_may_be_an_earlier_figure_times_json(run, tmp_path):
+    logs, cards, config = run
+    cfg = tmp_path / "config.yaml"
+    import yaml
+
+    cfg.write_text(yaml.safe_dump(config))
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"figures": [{"paper": "hiera", "figure": "fig2", "cpu_s": 88.5}]}))
+    out = tmp_path / "out"
+    args = ["--logs", str(logs), "--before", str(earlier), "--config", str(cfg), "--cards", str(cards)]
+    result = ft.main([*args, "--out-dir", str(out)])
+    fig2 = next(r for r in result["figures"] if r["figure"] == "fig2")
+    assert fig2["before_cpu_s"] == 88.5
+    assert "3.0×" in (out / "figure_times.md").read_text()  # 88.5 s before, 29.5 s now
+
+
 def test_readme_performance_block_is_generated_from_the_json(tmp_path):
     spec_rb = importlib.util.spec_from_file_location(
         "readme_block", Path(__file__).parents[1] / "benchmarks/readme_block.py"
@@ -114,6 +130,7 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
             {"what": "Generator.random (reference)", "ratio_to_reference": 1.0},
             {"what": "pm", "ratio_to_reference": 0.61},
             {"what": "hm", "ratio_to_reference": 0.17},
+            {"what": "pm discretised (m=10)", "ratio_to_reference": 0.3},
         ],
         "frequency": [{"what": "grr k=16 perturb + estimate", "speedup_vs_warm_peer": 43.7}],
         "extra_key_from_another_section": [1, 2],
@@ -124,15 +141,21 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
         "figures": [{"paper": "hiera", "figure": "fig2", "cpu_s": 600.0, "cpu_over_floor": 3.5}],
     }
     text = rb.block(results, figures)
-    assert "from 0.17× (hm) to 0.61× (pm)" in text and "1 of 2 below the 0.5× target" in text
+    assert "the 2 mechanisms run at 0.17× (hm) to 0.61× (pm)" in text and "1 of 2 below the 0.5× target" in text
+    assert "Discretised (Algorithm 5 draws a second uniform per rounded output): 0.30×" in text
     assert "grr k=16 44×" in text and "20 min CPU in total (≥ 10 min on 2 cores), 40 min before" in text
     assert "hiera/fig2, takes 10.0 min CPU, 3.5× its one-uniform-per-user floor" in text
+    fused = {"what": "laplace", "cpu_s": 2.0, "ratio_to_reference": 0.4, "numpy_ratio_to_reference": 0.3}
+    fused |= {"draws_cpu_s": 1.6, "ratio_to_own_draws": 0.8}  # reference 0.8 s: draws at 0.5×
+    line = rb._mechanism_line(10, [fused])
+    assert "(their numpy samplers, same outputs: 0.30× (laplace)" in line
+    assert "laplace: the random numbers it must draw alone run at 0.50× the uniform rate; it reaches 0.80×" in line
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n{rb.START}\nold\n{rb.END}\nrest\n")
     (tmp_path / "r.json").write_text(json.dumps(results))
     rb.main(["--results", str(tmp_path / "r.json"), "--figures", str(tmp_path / "none.json"), "--readme", str(readme)])
     out = readme.read_text()
-    assert "old" not in out and "from 0.17× (hm)" in out and out.endswith(f"{rb.END}\nrest\n")
+    assert "old" not in out and "0.17× (hm)" in out and out.endswith(f"{rb.END}\nrest\n")
 
 
 def test_floor_counts_test_reps_sweeps_of_swept_mechanisms_and_sgd_variants():
