@@ -129,6 +129,19 @@ class GroupGradients:
         return np.clip(self.coef[..., None] * xj + self.lam * th, -self.clip, self.clip)
 
 
+class _MeanCollector:
+    """Non-private: the mean of the group's clipped gradients."""
+
+    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return grads.full().mean(axis=1)
+
+    def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
+        """All steps as compiled loops (``_sgd_jit.steps``); no randomness."""
+        empty = np.zeros((0, 0, 0, 0), dtype=np.int64)
+        fits.run(False, empty, np.empty(0), 0.0, None, rng)
+        return True
+
+
 class _SampledCollector:
     """Sampled multidimensional collection; the users' sampled attributes (independent of θ) are
     drawn for up to 256 steps at a time (at most ~2^20 indices per block)."""
@@ -136,17 +149,93 @@ class _SampledCollector:
     def __init__(self, mechanism):
         self.mechanism = mechanism
         self._j, self._next = None, 0
+        self._kernel = _report_kernel(mechanism.mechanism)
 
-    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        F, S, _ = grads.shape
+    def _attributes(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
+        """The block of sampled attributes the next step uses (a new block when it is used up)."""
         k = self.mechanism.k
         if self._j is None or self._j.shape[1:] != (F, S, k) or self._next == self._j.shape[0]:
             block = max(1, min(256, (1 << 20) // (F * S * k)))
             self._j = self.mechanism.sample_attributes(block * F * S, rng).reshape(block, F, S, k)
             self._next = 0
-        j = self._j[self._next]
+        return self._j
+
+    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        F, S, _ = grads.shape
+        j = self._attributes(F, S, rng)[self._next]
         self._next += 1
         return self.mechanism.sampled_group_means(F, S, grads.at, rng, j=j)
+
+    def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
+        """All steps as compiled loops, drawing what ``__call__`` draws in the same order: a block
+        of attributes when the last is used up, then the report uniforms of each step (F·S·k,
+        fit by fit, user by user), so a run of steps within one block takes its uniforms at once.
+        False (nothing drawn) when the 1-D mechanism has no compiled sampler."""
+        if self._kernel is None:
+            return False
+        F, S, k = fits.F, fits.S, self.mechanism.k
+        t = 1
+        while t <= fits.T:
+            block = self._attributes(F, S, rng)
+            n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
+            j = np.ascontiguousarray(block[self._next : self._next + n_steps], dtype=np.int64)
+            u = rng.random(n_steps * F * S * k)
+            fits.run(True, j, u, self.mechanism.scale / S, self._kernel, rng, t_first=t, n_steps=n_steps)
+            self._next += n_steps
+            t += n_steps
+        return True
+
+
+def _report_kernel(mech) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(kinds, params, edges) of a 1-D mechanism whose ``perturb`` is one uniform per value
+    through compiled samplers (``mechanisms._jit._sample_one``): a plain sampler, or a mixture
+    whose branches all sample from their share of the uniform; else None."""
+    from .mechanisms import Mixture
+
+    if isinstance(mech, Mixture) and len(mech.components) > 1:
+        if type(mech)._perturb_block is not Mixture._perturb_block:
+            return None
+        specs = [c._sample_kernel() if c.single_uniform else None for c in mech.components]
+        edges = mech._edges
+    else:
+        if isinstance(mech, Mixture):
+            mech = mech.components[0]
+        spec = mech._block_kernel()
+        specs = [None if spec is None or spec[2] > 0 else spec[:2]]
+        edges = np.array([0.0, 1.0])
+    if any(s is None for s in specs):
+        return None
+    params = np.zeros((len(specs), max(len(s[1]) for s in specs)))
+    for b, (_, p) in enumerate(specs):
+        params[b, : len(p)] = p
+    return np.array([s[0] for s in specs], dtype=np.int64), params, np.asarray(edges, dtype=np.float64)
+
+
+class _Fits:
+    """The state of F fits run by compiled steps: the data, the fits' rows and step sizes, θ."""
+
+    def __init__(self, X, y, idx, S, T, eta_1, n_iter, schedule, model, lam, clip):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.idx, self.S, self.T = idx, S, T
+        self.F = idx.shape[0]
+        self.eta_1, self.n_iter = eta_1.astype(np.float64), n_iter.astype(np.int64)
+        self.inv_sqrt_t = schedule == "inv_sqrt_t"
+        self.model = MODELS.index(model)
+        self.lam, self.clip = float(lam), float(clip)
+        self.theta = np.zeros((self.F, self.X.shape[1]))
+
+    def run(self, sampled, j, u, scale, kernel, rng, t_first=1, n_steps=None):
+        from . import _sgd_jit
+
+        kinds, params, edges = kernel if kernel is not None else (np.zeros(1, np.int64), np.zeros((1, 1)), np.zeros(2))
+        used = _sgd_jit.steps(
+            self.X, self.y, self.idx, self.S, t_first, self.T if n_steps is None else n_steps, self.theta,
+            self.eta_1, self.n_iter, self.inv_sqrt_t, self.model, self.lam, self.clip,
+            sampled, j, u, float(scale), kinds, params, edges,
+        )  # fmt: skip
+        if used != u.size:  # pragma: no cover - a bookkeeping error, not an input error
+            raise RuntimeError(f"compiled SGD steps used {used} of {u.size} uniforms")
 
 
 def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> Callable:
@@ -158,7 +247,7 @@ def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> C
     if aggregate_fits is not None:
         return lambda grads, rows, rng: aggregate_fits(grads.full(), rows, rng)
     if mechanism is None:
-        return lambda grads, rows, rng: grads.full().mean(axis=1)
+        return _MeanCollector()
     if isinstance(mechanism, SampledMultiDim):
         return _SampledCollector(mechanism)
     return lambda grads, rows, rng: mechanism.group_means(grads.full(), rng)
@@ -201,6 +290,10 @@ def ldp_sgd_fits(
         idx[f, used.size :] = np.resize(o[:S], T * S - used.size)  # padding: steps past n_iter[f] are ignored
     # η_t per fit: only inv_sqrt_t depends on t, and a fit past its last group stops moving
     eta_1 = np.array([learning_rate(schedule, 1, int(m), eta0) for m in n_iter])
+    if _compiled_ok(collect, X, y, model, clip):
+        fits = _Fits(X, y, idx, S, T, eta_1, n_iter, schedule, model, lam, clip)
+        if collect.run_compiled(fits, rng):
+            return fits.theta
     theta = np.zeros((F, d))
     for t in range(1, T + 1):
         rows = idx[:, (t - 1) * S : t * S]
@@ -211,6 +304,21 @@ def ldp_sgd_fits(
             eta = np.where(t <= n_iter, eta, 0.0)
         theta = theta - eta[:, None] * step
     return theta
+
+
+def _compiled_ok(collect, X, y, model, clip) -> bool:
+    """Whether the fits may run as compiled steps: a collector that has them, the switch on
+    (``LDPREPRO_JIT``), and inputs on which the numpy path could not fail (finite data, clipped
+    gradients inside the mechanisms' domain [−1, 1]); otherwise the numpy steps run (and raise)."""
+    from .mechanisms import kernels
+
+    return (
+        hasattr(collect, "run_compiled")
+        and kernels.enabled()
+        and model in MODELS
+        and 0.0 < clip <= 1.0
+        and bool(np.isfinite(X).all() and np.isfinite(y).all())
+    )
 
 
 def evaluate(model: str, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[str, float]:
