@@ -331,3 +331,33 @@ def dct(x, u, bits, keep, inv_keep, inv_gap, d, m, out):
         ui *= replaced
         out[i] = _dct_place(xi, bit == 1, ui, d, m)
     return ok
+
+
+@jit
+def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
+    """``DuchiMultiDim.group_means`` (½-ties; Wang et al. Alg. 3): user i of the F·S users (rows of
+    x, group i // S) discretises v_c = +1 iff u_v[i, c] < ½ + ½x[i, c], picks T+ iff u_pos[i] <
+    p_pos, draws s_c = +1 iff u_s[i, c] < ½, flips s when s·v has the wrong sign (s·v < 0 for T+,
+    > 0 for T−), and reports B·s; out[f] = the mean report of group f, summed user by user as
+    numpy's mean over the group axis does."""
+    n, d = x.shape
+    ok = True
+    s = np.empty(d, dtype=np.int64)
+    out[:] = 0.0
+    for i in range(n):
+        dot = 0
+        for c in range(d):
+            xc = x[i, c]
+            ok &= _valid(xc)
+            v = 1 if u_v[i, c] < 0.5 + 0.5 * xc else -1
+            s[c] = 1 if u_s[i, c] < 0.5 else -1
+            dot += s[c] * v
+        flip = dot < 0 if u_pos[i] < p_pos else dot > 0
+        sign = -1 if flip else 1
+        f = i // S
+        for c in range(d):
+            out[f, c] += b * (sign * s[c])
+    for f in range(out.shape[0]):
+        for c in range(d):
+            out[f, c] = out[f, c] / S
+    return ok

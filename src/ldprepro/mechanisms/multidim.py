@@ -27,7 +27,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..sufficient import laplace_sum
-from .base import Mechanism, as_input, check_eps
+from . import kernels
+from .base import FUSED_MIN_SIZE, Mechanism, as_input, check_eps
 from .basic import Laplace
 
 
@@ -194,6 +195,23 @@ class DuchiMultiDim(MultiDimMechanism):
         else:
             s = self._literal(s, v, positive, rng)
         return self.B * s
+
+    def group_means(self, x, rng):
+        """The per-user path's group means (same draws, same outputs, summed in the same order),
+        as one compiled pass (``_jit.duchi_md_group_means``) for the ½-ties variant."""
+        x = _as_groups(x, self.d)
+        F, S, d = x.shape
+        if self.ties != "half" or not kernels.enabled() or F * S * d < FUSED_MIN_SIZE:
+            return super().group_means(x, rng)
+        flat = np.ascontiguousarray(x).reshape(F * S, d)
+        u_v = rng.random((F * S, d))
+        u_pos = rng.random(F * S)
+        u_s = rng.random((F * S, d))
+        out = np.empty((F, d))
+        p_pos = self.a / (self.a + 1.0)
+        if not kernels.loops().duchi_md_group_means(flat, u_v, u_pos, u_s, p_pos, self.B, S, out):
+            as_input(flat)  # raises the error naming the first invalid input
+        return out
 
     def _literal(self, s, v, positive, rng):
         """Uniform over T+ = {z·v > 0} if u = 1, else over T− = {z·v ≤ 0} (rejection sampling)."""
