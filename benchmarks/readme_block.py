@@ -49,7 +49,9 @@ def _mechanism_line(n: int, mech: list[dict]) -> str:
             )
     text += "."
     if disc:
-        text += f" Discretised (Algorithm 5 draws a second uniform per rounded output): {_span(disc, 'ratio_to_reference')}"
+        text += (
+            f" Discretised (Algorithm 5 draws a second uniform per rounded output): {_span(disc, 'ratio_to_reference')}"
+        )
         if all("ratio_to_own_draws" in m for m in disc):
             text += f", {_span(disc, 'ratio_to_own_draws')} the rate of their own draws"
         text += "."
@@ -73,7 +75,11 @@ def block(results: dict, figures: dict | None) -> str:
     if jobs:
         parts = "; ".join(
             f"{j['what']}: {_x(j['after_over_floor'])} its random-number floor"
-            + (f", {j['after_over_data_pass']:.1f}× one pass over its data" if "after_over_data_pass" in j else "")
+            + (
+                f", {j['after_over_data_pass']:.1f}× one read of its training rows in storage order"
+                if "after_over_data_pass" in j
+                else ""
+            )
             for j in jobs
         )
         lines.append(f"- **Jobs against their floors**: {parts}.")
