@@ -42,7 +42,9 @@ def ipums_figures(cfg: dict) -> dict[str, dict]:
     """{'paper/figN': figure entry} of every figure with an IPUMS panel."""
     out = {}
     for paper, figs in cfg.items():
-        if not isinstance(figs, dict) or paper in ("datasets", "ipums"):
+        # not papers: the data layer, and the cross-paper benchmark (whose IPUMS panel is a
+        # benchmark job, not a figure)
+        if not isinstance(figs, dict) or paper in ("datasets", "ipums", "benchmark"):
             continue
         for fig, entry in figs.items():
             if isinstance(entry, dict) and any(p.get("dataset") in IPUMS for p in entry.get("panels", [])):
