@@ -249,9 +249,9 @@ def main(argv=None):
     lines += [
         "",
         f"Total: {totals['measured_cpu_s']:,.0f} s CPU measured at fraction {args.fraction:g}; projected to the "
-        f"paper sizes ≤ {totals['projected_cpu_s_full_size']:,.0f} s CPU, i.e. ≥ "
-        f"{totals['projected_hours_on_cores']:.2f} h on {args.cores} cores if the jobs keep the cores busy "
-        f"(PROJECTION); peak RSS {totals['peak_rss_mb']:,.0f} MB.",
+        f"paper sizes ≤ {totals['projected_cpu_s_full_size']:,.0f} s CPU, i.e. about "
+        f"{totals['projected_hours_on_cores']:.2f} h on {args.cores} cores (projected CPU / cores, the wall time "
+        f"when the jobs keep every core busy; PROJECTION); peak RSS {totals['peak_rss_mb']:,.0f} MB.",
     ]
     (args.out_dir / "ipums_results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
