@@ -150,10 +150,28 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
     line = rb._mechanism_line(10, [fused])
     assert "(their numpy samplers, same outputs: 0.30× (laplace)" in line
     assert "laplace: the random numbers it must draw alone run at 0.50× the uniform rate; it reaches 0.80×" in line
+    ipums = {
+        "meta": {"fraction": 0.05},
+        "totals": {
+            "measured_cpu_s": 600.0,
+            "projected_cpu_s_full_size": 7200.0,
+            "projected_hours_on_cores": 1.0,
+            "cores": 2,
+            "peak_rss_mb": 900.0,
+        },
+    }
+    assert "projected linearly to the papers' sizes ≤ 2.0 CPU-hours, about 1.0 h on 2 cores" in rb.block(
+        results, figures, ipums
+    )
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n{rb.START}\nold\n{rb.END}\nrest\n")
     (tmp_path / "r.json").write_text(json.dumps(results))
-    rb.main(["--results", str(tmp_path / "r.json"), "--figures", str(tmp_path / "none.json"), "--readme", str(readme)])
+    rb.main(
+        [
+            *("--results", str(tmp_path / "r.json"), "--figures", str(tmp_path / "none.json")),
+            *("--ipums", str(tmp_path / "none.json"), "--readme", str(readme)),
+        ]
+    )
     out = readme.read_text()
     assert "old" not in out and "0.17× (hm)" in out and out.endswith(f"{rb.END}\nrest\n")
 
