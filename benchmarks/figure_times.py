@@ -160,15 +160,18 @@ def summarise(jobs: pd.DataFrame, floor_draws: dict, sec_per_draw: float) -> pd.
 
 
 def before_cpu(before: Path) -> pd.DataFrame:
-    """CPU seconds per figure of an earlier run: from its benchmark files (a directory) or from the
+    """CPU and summed job wall seconds per figure of an earlier run: from its benchmark files (a directory) or from the
     ``figure_times.json`` this script wrote for it."""
     if before.is_dir():
-        sums = read_benchmarks(before).groupby(["paper", "figure"])["cpu_s"].sum()
-        return sums.rename("before_cpu_s").reset_index()
+        sums = read_benchmarks(before).groupby(["paper", "figure"])[["cpu_s", "wall_s"]].sum()
+        return sums.rename(columns={"cpu_s": "before_cpu_s", "wall_s": "before_wall_s"}).reset_index()
     figures = json.loads(before.read_text())["figures"]
     return pd.DataFrame(
-        [{"paper": f["paper"], "figure": f["figure"], "before_cpu_s": f["cpu_s"]} for f in figures],
-        columns=["paper", "figure", "before_cpu_s"],
+        [
+            {"paper": f["paper"], "figure": f["figure"], "before_cpu_s": f["cpu_s"], "before_wall_s": f.get("wall_s")}
+            for f in figures
+        ],
+        columns=["paper", "figure", "before_cpu_s", "before_wall_s"],
     )
 
 
@@ -195,8 +198,8 @@ def markdown(result: dict) -> str:
     head = "| figure | jobs | CPU | wall (sum) | longest job | max RSS | floor CPU | CPU / floor |"
     sep = "|---|---|---|---|---|---|---|---|"
     if has_before:
-        head += " CPU before | speed-up |"
-        sep += "---|---|"
+        head += " CPU before | wall (sum) before | speed-up (CPU) |"
+        sep += "---|---|---|"
     lines += [head, sep]
     for r in result["figures"]:
         floor = r.get("floor_cpu_s")
@@ -211,7 +214,10 @@ def markdown(result: dict) -> str:
         )
         if has_before:
             before = r.get("before_cpu_s")
-            row += f" {_fmt(before, ' s')} | {_fmt(before / r['cpu_s'] if before else None, '×')} |"
+            row += (
+                f" {_fmt(before, ' s')} | {_fmt(r.get('before_wall_s'), ' s')} "
+                f"| {_fmt(before / r['cpu_s'] if before else None, '×')} |"
+            )
         lines.append(row)
     t = result["totals"]
     lines += [
@@ -221,7 +227,11 @@ def markdown(result: dict) -> str:
         f"than CPU / cores = {_fmt(t['cpu_s'] / result['cpus'] / 60, ' min')}. The cheapest job took "
         f"{_fmt(t['min_job_cpu_s'], ' s')} CPU, a bound on the start-up (interpreter, imports, inputs) "
         f"every job pays: at most {_fmt(t['jobs'] * t['min_job_cpu_s'], ' s')} of the total."
-        + (f" Before: {_fmt(t['before_cpu_s'], ' s')} CPU." if "before_cpu_s" in t else ""),
+        + (
+            f" Before: {_fmt(t['before_cpu_s'], ' s')} CPU, {_fmt(t.get('before_wall_s'), ' s')} summed job wall."
+            if "before_cpu_s" in t
+            else ""
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -266,6 +276,7 @@ def main(argv=None) -> dict:
     }
     if "before_cpu_s" in table:
         totals["before_cpu_s"] = float(table["before_cpu_s"].sum())
+        totals["before_wall_s"] = float(table["before_wall_s"].sum())
     result = {
         "logs": str(args.logs),
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
