@@ -26,6 +26,7 @@ import json
 import math
 import os
 import platform
+import re
 import time
 from pathlib import Path
 
@@ -33,10 +34,26 @@ import numpy as np
 import pandas as pd
 import yaml
 
+#: The last line of a job's log (ldprepro.jobsetup.log_resources): its exact CPU time and peak RSS.
+RESOURCES = re.compile(r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)")
+
+
+def job_resources(log: Path) -> tuple[float, float] | None:
+    """(CPU s, max RSS MB) from the job's own ``resources:`` log line, if the log has one."""
+    if not log.exists():
+        return None
+    found = RESOURCES.findall(log.read_text(encoding="utf-8", errors="replace"))
+    return (float(found[-1][0]), float(found[-1][2])) if found else None
+
 
 def read_benchmarks(root: Path) -> pd.DataFrame:
-    """One row per benchmark file under ``root``: figure key (first two path parts), job name,
-    wall s, CPU s, max RSS MB."""
+    """One row per benchmark file under ``root`` (``logs/benchmarks``): figure key (first two path
+    parts), job name, wall s, CPU s, max RSS MB.
+
+    CPU time and peak RSS come from the job's log (``logs/<same path>.log``, its ``resources:``
+    line, exact from ``getrusage``) where it has one; else from the benchmark file, whose CPU time
+    Snakemake samples (every 0.5 s for 15 s, then every 30 s: up to 30 s of a long job's CPU can be
+    missed). ``cpu_source`` says which."""
     rows = []
     for f in sorted(root.rglob("*.tsv")):
         rel = f.relative_to(root).with_suffix("")
@@ -46,17 +63,19 @@ def read_benchmarks(root: Path) -> pd.DataFrame:
         t = pd.read_csv(f, sep="\t")
         if t.empty:
             raise ValueError(f"{f}: empty benchmark file")
+        exact = job_resources(root.parent / rel.with_suffix(".log"))
         rows.append(
             {
                 "paper": paper,
                 "figure": figure,
                 "job": "/".join(parts[2:]) if len(parts) > 2 else parts[-1],
                 "wall_s": float(t["s"].iloc[0]),
-                "cpu_s": float(t["cpu_time"].iloc[0]),
-                "max_rss_mb": float(t["max_rss"].iloc[0]),
+                "cpu_s": exact[0] if exact else float(t["cpu_time"].iloc[0]),
+                "max_rss_mb": exact[1] if exact else float(t["max_rss"].iloc[0]),
+                "cpu_source": "job" if exact else "sampled",
             }
         )
-    return pd.DataFrame(rows, columns=["paper", "figure", "job", "wall_s", "cpu_s", "max_rss_mb"])
+    return pd.DataFrame(rows, columns=["paper", "figure", "job", "wall_s", "cpu_s", "max_rss_mb", "cpu_source"])
 
 
 def _users(cards: Path, dataset: str, cap) -> int | None:
@@ -228,6 +247,12 @@ def markdown(result: dict) -> str:
         f"{_fmt(t['min_job_cpu_s'], ' s')} CPU, a bound on the start-up (interpreter, imports, inputs) "
         f"every job pays: at most {_fmt(t['jobs'] * t['min_job_cpu_s'], ' s')} of the total."
         + (
+            f" CPU of {t['jobs_cpu_from_log']} of the {t['jobs']} jobs is their own getrusage total (job log); the "
+            "others' is Snakemake's sampled value, which can miss up to 30 s per job."
+            if "jobs_cpu_from_log" in t
+            else ""
+        )
+        + (
             f" Before: {_fmt(t['before_cpu_s'], ' s')} CPU, {_fmt(t.get('before_wall_s'), ' s')} summed job wall."
             if "before_cpu_s" in t
             else ""
@@ -273,6 +298,7 @@ def main(argv=None) -> dict:
         "cpu_s": float(table["cpu_s"].sum()),
         "wall_s": float(table["wall_s"].sum()),
         "max_rss_mb": float(table["max_rss_mb"].max()),
+        "jobs_cpu_from_log": int((jobs["cpu_source"] == "job").sum()),
     }
     if "before_cpu_s" in table:
         totals["before_cpu_s"] = float(table["before_cpu_s"].sum())

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import ipums_scale  # noqa: E402
-from figure_times import job_floor  # noqa: E402  (one floor arithmetic for both tools)
+from figure_times import job_floor, job_resources  # noqa: E402  (one floor arithmetic and CPU source for both tools)
 
 IPUMS = {"ipums_br": "br", "ipums_mx": "mx", "ipums_us": "us"}
 
@@ -75,12 +75,15 @@ def read_benchmarks(workdir: Path, fig: str) -> list[dict]:
     for tsv in sorted((workdir / "logs" / "benchmarks" / fig).glob("*.tsv")):
         with tsv.open() as fh:
             rec = next(csv.DictReader(fh, delimiter="\t"))
+        # the job's exact CPU and peak RSS from its log (Snakemake samples CPU time: figure_times)
+        exact = job_resources(workdir / "logs" / fig / f"{tsv.stem}.log")
         rows.append(
             {
                 "job": tsv.stem,
                 "s": float(rec["s"]),
-                "max_rss_mb": float(rec.get("max_rss") or "nan"),
-                "cpu_time_s": float(rec.get("cpu_time") or "nan"),
+                "max_rss_mb": exact[1] if exact else float(rec.get("max_rss") or "nan"),
+                "cpu_time_s": exact[0] if exact else float(rec.get("cpu_time") or "nan"),
+                "cpu_source": "job" if exact else "sampled",
             }
         )
     return rows

@@ -199,3 +199,41 @@ def test_floor_counts_test_reps_sweeps_of_swept_mechanisms_and_sgd_variants():
     }
     f = ft.job_floor(sgd, "pm", 1000, d=20)
     assert f["fits"] == 10 * 5 * 2 * 2 * 2 and f["flops"] == f["fits"] * 4.0 * 900 * 20
+
+
+def test_job_log_cpu_replaces_the_sampled_benchmark_cpu(tmp_path):
+    """Snakemake samples CPU time (every 30 s after the first 15 s): the job's own getrusage line
+    in its log wins; a job without one keeps the sampled value and says so."""
+    root = tmp_path / "logs" / "benchmarks"
+    bench_file(root / "dct/fig2/synth_a__pm.tsv", 40.0, 15.0, 300.0)
+    bench_file(root / "dct/fig2/figure.tsv", 3.0, 2.5, 200.0)
+    log = tmp_path / "logs" / "dct/fig2/synth_a__pm.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "2026-11-24 04:00:00 INFO ldprepro: started\n"
+        "2026-11-24 04:00:40 INFO ldprepro: resources: cpu_s=38.250 wall_s=40.100 max_rss_mb=512.5\n"
+    )
+    jobs = ft.read_benchmarks(root).set_index("job")
+    assert jobs.loc["synth_a__pm", "cpu_s"] == 38.25 and jobs.loc["synth_a__pm", "max_rss_mb"] == 512.5
+    assert jobs.loc["synth_a__pm", "cpu_source"] == "job"
+    assert jobs.loc["figure", "cpu_s"] == 2.5 and jobs.loc["figure", "cpu_source"] == "sampled"
+
+
+def test_every_job_logs_its_own_resources_at_exit(tmp_path):
+    """jobsetup.start registers the exit line: a job that burns 0.3 s of CPU logs at least that."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "job.log"
+    script = (
+        "import time, types\n"
+        "from ldprepro import jobsetup\n"
+        f"smk = types.SimpleNamespace(rule='r', wildcards={{}}, log=[{str(log)!r}], threads=1, config={{}})\n"
+        "jobsetup.start(smk)\n"
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 0.3:\n"
+        "    pass\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    found = ft.job_resources(log)
+    assert found is not None and found[0] >= 0.3 and found[1] > 0

@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import logging
 import os
+import resource
 import sys
 import time
 
@@ -84,6 +86,7 @@ def start(smk) -> logging.Logger:
         sys.__excepthook__(kind, value, tb)
 
     sys.excepthook = excepthook
+    atexit.register(log_resources)
     log.info("%s: started (threads=%s)", name, getattr(smk, "threads", 1))
     plugins = (getattr(smk, "config", None) or {}).get("mechanism_plugins") or []
     if plugins:  # user mechanisms (config.yaml mechanism_plugins): registered before any job code runs
@@ -103,6 +106,22 @@ def progress(message: str, *args) -> None:
     if now - _state["last_console"] >= CONSOLE_EVERY_S:
         _state["last_console"] = now
         print(f"[{_state['name']}, {now - _state['t0']:.0f} s] {text}", file=sys.stderr, flush=True)
+
+
+#: The prefix of the last line of every job log: the job's own CPU time, wall time and peak RSS.
+#: Snakemake's ``benchmark:`` files sample CPU time every 0.5 s for 15 s, then every 30 s, so a
+#: job's last sample can miss up to 30 s of its CPU; benchmarks/figure_times.py reads this line.
+RESOURCES = "resources:"
+
+
+def log_resources() -> None:
+    """Log the process's CPU seconds (user + system, itself and its waited-for children), wall
+    seconds since ``start`` and peak RSS, from ``getrusage`` at exit (registered by ``start``)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    rss_mb = max(own.ru_maxrss, kids.ru_maxrss) / 1024.0  # KiB on Linux
+    wall = time.monotonic() - _state["t0"]
+    log.info("%s cpu_s=%.3f wall_s=%.3f max_rss_mb=%.1f", RESOURCES, cpu, wall, rss_mb)
 
 
 def done(message: str = "done") -> None:

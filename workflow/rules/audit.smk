@@ -39,7 +39,7 @@ if "audit" in config:
             png=report_if_built("figures/audit/audit.png", caption="../report/audit.rst", category="audit"),
             svg="figures/audit/audit.svg",
         log:
-            "logs/audit/audit.log",
+            "logs/audit/table.log",
         benchmark:
             "logs/benchmarks/audit/table.tsv"
         group:

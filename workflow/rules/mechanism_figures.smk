@@ -74,7 +74,7 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
         log:
             "logs/ldpfl/fig4/figure.log",
         benchmark:
-            "logs/benchmarks/ldpfl/fig4/job.tsv"
+            "logs/benchmarks/ldpfl/fig4/figure.tsv"
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1

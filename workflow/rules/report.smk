@@ -41,7 +41,7 @@ if "audit" in config:
 if "ldpfl" in config and "fig1" in config["ldpfl"]:
     REPORT_BENCHMARKS += [f"logs/benchmarks/ldpfl/fig1/{m}.tsv" for m in LDPFL_FIG1["mechanisms"]]
 if "ldpfl" in config and "fig4" in config["ldpfl"]:
-    REPORT_BENCHMARKS.append("logs/benchmarks/ldpfl/fig4/job.tsv")
+    REPORT_BENCHMARKS.append("logs/benchmarks/ldpfl/fig4/figure.tsv")
 
 
 rule report_tables:
