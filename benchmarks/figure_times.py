@@ -214,6 +214,12 @@ def markdown(result: dict) -> str:
         "",
     ]
     has_before = any("before_cpu_s" in r for r in result["figures"])
+    if has_before:
+        lines += [
+            "The earlier run's CPU is Snakemake's sampled value, a lower bound for its jobs longer than "
+            "15 s (its logs had no getrusage line); its summed job wall is exact, as is this run's.",
+            "",
+        ]
     head = "| figure | jobs | CPU | wall (sum) | longest job | max RSS | floor CPU | CPU / floor |"
     sep = "|---|---|---|---|---|---|---|---|"
     if has_before:
