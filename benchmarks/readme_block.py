@@ -93,6 +93,11 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None) -> str
         )
         if "before_cpu_s" in t:
             text += f", {t['before_cpu_s'] / 60:.0f} min before this round"
+            if t.get("before_wall_s"):
+                text += (
+                    f" (that run's CPU is Snakemake's sampled value, a lower bound; its summed job wall was "
+                    f"{t['before_wall_s'] / 60:.0f} min, this run's {t['wall_s'] / 60:.0f} min)"
+                )
         if worst:
             text += (
                 f"; the costliest figure, {worst['paper']}/{worst['figure']}, takes {worst['cpu_s'] / 60:.1f} min CPU, "
