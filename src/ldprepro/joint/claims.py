@@ -55,9 +55,9 @@ UNIT_NOTE = (
     "user sample and one perturbation); methods paired on the run (same users, same reports)"
 )
 TIME_NOTE = (
-    "Timings are machine-dependent (one BLAS thread on a shared machine; the paper used a 2.0 GHz "
-    "Core i5 and Python 2.7): only per-run log time ratios of methods timed in one process are "
-    "compared"
+    "Timings are machine-dependent (CPU time of one process with one BLAS thread; the paper used a "
+    "2.0 GHz Core i5 and Python 2.7): only per-run log time ratios of methods timed in one process "
+    "are compared"
 )
 
 
