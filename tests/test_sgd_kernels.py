@@ -14,9 +14,12 @@ import pytest
 
 from ldprepro.mechanisms import get_multidim
 from ldprepro.seeding import rng_for
-from ldprepro.sgd import _report_kernel, group_collector, ldp_sgd_fits
+from ldprepro.sgd import _report_kernel, _skip_uniforms, group_collector, ldp_sgd_fits
 
-MECHANISMS = ["pm_sub", "pm", "pm_opt", "duchi", "harmony", "three_outputs", "hm", "hm_tp"]
+#: Alg. 6 sampling around every compiled 1-D sampler, Duchi's d-dimensional mechanism, Laplace ε/d.
+MECHANISMS = ["pm_sub", "pm", "pm_opt", "duchi", "harmony", "three_outputs", "hm", "hm_tp", "laplace"]
+#: Zhao Alg. 5 on the continuous mechanisms (a mixture's continuous branch draws its own uniforms).
+DISCRETISED = ["pm", "pm_sub", "hm", "hm_tp"]
 
 
 def _data(model, n=700, d=6, seed=3):
@@ -95,14 +98,76 @@ def test_a_changed_stream_is_detected(monkeypatch):
     assert not np.allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("model", ["linear", "logistic"])
+@pytest.mark.parametrize("mechanism", DISCRETISED)
+@pytest.mark.parametrize("m", [1, 3, 10])
+@pytest.mark.parametrize("eps", [0.7, 4.0])
+def test_discretised_reports_equal_numpy_steps_to_rounding(model, mechanism, m, eps, monkeypatch):
+    X, y = _data(model)
+    orders = [rng_for(6, f).permutation(X.shape[0]) for f in range(4)]
+
+    def collector():
+        return group_collector(get_multidim(mechanism, eps, X.shape[1], discretize=m))
+
+    (ref, ref_next), (fast, fast_next) = _both(monkeypatch, X, y, orders, model, collector, G=7)
+    np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12)
+    assert fast_next == ref_next
+
+
+@pytest.mark.parametrize("mechanism,m", [("pm", 10), ("hm_tp", 10), ("hm", 2), ("pm", None), ("duchi", None)])
+def test_a_step_larger_than_a_chunk(mechanism, m, monkeypatch):
+    """One step of 2 × 20,000 reports (more than ``base.CHUNK``): the uniforms are laid out chunk
+    by chunk as ``perturb`` draws them; Duchi's compiled group means (F·S·d ≥ FUSED_MIN_SIZE)."""
+    X, y = _data("logistic", n=20_000, d=3)
+    orders = [rng_for(9, f).permutation(X.shape[0]) for f in range(2)]
+
+    def collector():
+        return group_collector(get_multidim(mechanism, 1.0, 3, discretize=m))
+
+    (ref, ref_next), (fast, fast_next) = _both(monkeypatch, X, y, orders, "logistic", collector, G=20_000)
+    np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12)
+    assert fast_next == ref_next
+
+
+def test_report_kernels_lay_out_their_uniforms():
+    """One uniform per value (plain and one-uniform mixtures), two with Alg. 5's rounding, a
+    number that depends on the draws (at most three) for a mixture with a discretised branch."""
+    assert _report_kernel(get_multidim("pm", 2.0, 6).mechanism).per_value == 1
+    assert _report_kernel(get_multidim("hm", 2.0, 6).mechanism).per_value == 1
+    plain = _report_kernel(get_multidim("pm", 2.0, 6, discretize=4).mechanism)
+    assert (plain.per_value, plain.rounding[0]) == (2, pytest.approx(plain.rounding[0]))
+    assert plain.rounding[0] > 0 and not plain.fresh.any()
+    mixed = _report_kernel(get_multidim("hm_tp", 2.0, 6, discretize=4).mechanism)
+    assert (mixed.per_value, mixed.most_per_value) == (0, 3)
+    assert mixed.fresh.tolist() == [True, False]
+
+
 @pytest.mark.parametrize("mechanism", ["laplace", "dct"])
 def test_mechanisms_without_a_compiled_report_run_the_numpy_steps(mechanism, monkeypatch):
+    """1-D samplers that draw other than uniforms (Laplace's exponentials, DCT's bits) have no
+    compiled report; Duchi with Wang's literal ties (rejection sampling) runs numpy steps."""
     mech = get_multidim(mechanism, 2.0, 6)
     one_d = getattr(mech, "mechanism", None)
-    if one_d is not None:
-        assert _report_kernel(one_d) is None
-    disc = get_multidim("pm", 2.0, 6, discretize=4)
-    assert _report_kernel(disc.mechanism) is None
+    assert _report_kernel(one_d) is None
+    X, y = _data("linear")
+    fits = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("LDPREPRO_JIT", flag)
+        wang = group_collector(get_multidim("duchi", 2.0, 6, duchi_ties="wang"))
+        fits.append(ldp_sgd_fits(X, y, [np.arange(700)], "linear", wang, 7, 0.0, "constant", 1.0, rng_for(4)))
+    np.testing.assert_array_equal(fits[0], fits[1])
+
+
+def test_skipping_uniforms_keeps_a_buffered_half_word():
+    """``_skip_uniforms`` leaves the generator as drawing the uniforms would, also when it holds a
+    buffered 32-bit half (after ``integers``), which ``advance`` would drop."""
+    for warm in (lambda r: None, lambda r: r.integers(0, 10, size=7)):
+        a, b = rng_for(3, "skip"), rng_for(3, "skip")
+        warm(a), warm(b)
+        a.random(1234)
+        _skip_uniforms(b, 1234)
+        assert a.integers(0, 2**31, size=5).tolist() == b.integers(0, 2**31, size=5).tolist()
+        assert a.random() == b.random()
 
 
 def test_clip_above_one_still_raises_through_the_numpy_path(monkeypatch):

@@ -21,7 +21,7 @@ from ldprepro.frequency import GRR
 from ldprepro.graded import LHP, GradedLevels, hiera_estimate_counts, lhp_report_counts, sort_by_level
 from ldprepro.mechanisms import get_multidim
 from ldprepro.seeding import rng_for
-from ldprepro.sufficient import laplace_sum
+from ldprepro.sufficient import laplace_sum, laplace_sums_per_step
 
 R = 20_000
 ALPHA = 1e-3
@@ -48,6 +48,19 @@ def test_laplace_sum_law():
     assert np.all(laplace_sum(2.0, np.array([0, 3]), rng)[0] == 0.0)
     with pytest.raises(ValueError, match=">= 0"):
         laplace_sum(1.0, -1, rng)
+
+
+@pytest.mark.parametrize("n", [1, 2, 373])
+def test_laplace_sums_per_step_are_successive_laplace_sums(n):
+    """The stacked draw is the stream of successive ``laplace_sum`` calls, value for value and
+    ending in the same generator state (what the compiled Laplace SGD steps rely on)."""
+    a, b = rng_for(11, "steps"), rng_for(11, "steps")
+    one_by_one = np.stack([laplace_sum(0.7, n, a, size=(4, 3)) for _ in range(5)])
+    stacked = laplace_sums_per_step(0.7, n, b, 5, (4, 3))
+    np.testing.assert_array_equal(stacked, one_by_one)
+    assert a.random() == b.random()
+    with pytest.raises(ValueError, match="must be > 0"):
+        laplace_sums_per_step(0.7, 0, b, 5, (4, 3))
 
 
 def test_laplace_mean_estimate_law():

@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .mechanisms._jit import _sample_one
+from .mechanisms._jit import _round, _sample_one
 
 jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -72,83 +72,194 @@ def _clip(g, c):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _report(kinds, params, edges, g, u):
-    """The 1-D mechanism's output for value g from uniform u: one sampler (edges = [0, 1]) or a
-    mixture whose branches sample from their share of u (``Mixture._perturb_block``)."""
-    branches = kinds.size
-    if branches == 1:
-        return _sample_one(kinds[0], params[0], g, u, 0.0, 1.0)
-    y = 0.0
-    for b in range(branches):
-        lo = edges[b]
-        hi = edges[b + 1]
-        yb = _sample_one(kinds[b], params[b], g, u, lo, hi - lo)
-        inside = (u >= lo) & ((u < hi) | (b == branches - 1))
-        y = yb if inside else y
-    return y
+def _coefs(X, y, idx, th, f, base, S, F, model, coef):
+    """coef[s] = ∂loss/∂margin of user s of fit f's group at this step (``GroupGradients.coef``).
+    The margins xᵀθ come first, in a short loop, so that the rows' cache misses overlap; each
+    row is prefetched AHEAD users before it is read (this fit's or a later fit's user)."""
+    d = th.size
+    for s in range(S):
+        later = f * S + s + AHEAD
+        if later < F * S:
+            ahead = idx[later // S, base + later % S]
+            for c in range(0, d, 8):  # its row, one cache line at a time
+                _prefetch(X, ahead, c)
+        r = idx[f, base + s]
+        m0 = m1 = m2 = m3 = 0.0
+        c = 0
+        while c + 4 <= d:
+            m0 += X[r, c] * th[c]
+            m1 += X[r, c + 1] * th[c + 1]
+            m2 += X[r, c + 2] * th[c + 2]
+            m3 += X[r, c + 3] * th[c + 3]
+            c += 4
+        while c < d:
+            m0 += X[r, c] * th[c]
+            c += 1
+        coef[s] = (m0 + m1) + (m2 + m3)
+    for s in range(S):
+        coef[s] = _coef(model, coef[s], y[idx[f, base + s]])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _eta(eta_1, n_iter, f, t, inv_sqrt_t):
+    """η_t of fit f (0 past its last group)."""
+    eta = eta_1[f] / math.sqrt(t) if inv_sqrt_t else eta_1[f]
+    return 0.0 if t > n_iter[f] else eta
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _branch(edges, u):
+    """The mixture branch of uniform u: the number of interior edges ≤ u
+    (``np.searchsorted(edges[1:-1], u, side="right")``, as ``Mixture._perturb_block``)."""
+    b = 0
+    for e in range(1, edges.size - 1):
+        b += edges[e] <= u
+    return b
 
 
 @jit
 def steps(
     X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip,
-    sampled, j, u, scale, kinds, params, edges,
+    sampled, j, u, scale, kinds, params, edges, fresh, rounding, chunk, noise,
 ):  # fmt: skip
-    """Steps t_first … t_first + n_steps − 1 of every fit (θ updated in place).
+    """Steps t_first … t_first + n_steps − 1 of every fit (θ updated in place); returns the
+    number of entries of u consumed.
 
-    ``sampled`` False: the non-private mean of the clipped gradients (``grads.full().mean(1)``);
-    True: Alg. 6 sampling, user s of fit f at step t reports coordinates j[t−t_first, f, s, :]
-    through the mechanism (kinds, params, edges) with the uniforms u, consumed in the order of
-    (step, fit, user, coordinate), and the server sums them per coordinate (``np.bincount``)
-    scaled by d/(k·S)."""
+    ``sampled`` False: the mean of the clipped gradients (``grads.full().mean(1)``), plus
+    ``noise[tt, f]`` when noise has rows (Laplace ε/d: its exact group-mean noise, drawn by the
+    caller). ``sampled`` True: Alg. 6 sampling, user s of fit f at step t reports coordinates
+    j[t−t_first, f, s, :] (value i = (f·S + s)·k + q of the step's F·S·k) through the 1-D
+    mechanism (kinds, params, edges, fresh, rounding), and the server sums the reports per
+    coordinate (``np.bincount``) scaled by d/(k·S). The uniforms are read in the layout in which
+    ``Mechanism.perturb`` draws them, ``chunk`` values at a time (``base.CHUNK``):
+
+    - one branch, no rounding: u per value;
+    - one branch with rounding (``Discretized``, Alg. 5): the chunk's u, then its rounding v;
+    - a mixture: the chunk's u (which picks the branch; a branch without ``fresh`` samples from
+      its share of it), then, branch by branch, each ``fresh`` branch's own uniforms for its
+      users in order and, if it rounds, their rounding uniforms (``Mixture._perturb_block``)."""
     F, d = theta.shape
     k = j.shape[3] if sampled else 0
+    n = F * S * k
+    branches = kinds.size
+    plain_rounding = branches == 1 and rounding[0] > 0.0
+    any_fresh = fresh.any()
+    taken = np.zeros(branches, dtype=np.int64)  # next fresh uniform of each branch
+    v_next = np.zeros(branches, dtype=np.int64)  # next rounding uniform of each fresh branch
+    counts = np.zeros(branches, dtype=np.int64)
     acc = np.zeros(d)
     coef = np.zeros(S)
+    with_noise = noise.shape[0] > 0
+    pos = 0
+    for tt in range(n_steps):
+        t = t_first + tt
+        base = (t - 1) * S
+        i = 0  # the value's index among the step's n reports
+        c0 = 0  # its chunk: first value, length, where its u and (plain rounding) v start
+        c_end = 0
+        u0 = 0
+        v0 = 0
+        for f in range(F):
+            eta = _eta(eta_1, n_iter, f, t, inv_sqrt_t)
+            th = theta[f]
+            _coefs(X, y, idx, th, f, base, S, F, model, coef)
+            acc[:] = 0.0
+            for s in range(S):
+                r = idx[f, base + s]
+                cs = coef[s]
+                if not sampled:
+                    for c in range(d):
+                        acc[c] += _clip(cs * X[r, c] + lam * th[c], clip)
+                    continue
+                for q in range(k):
+                    if i == c_end:  # a new chunk of the step's values: lay out its uniforms
+                        c0 = i
+                        c_end = min(n, i + chunk)
+                        u0 = pos
+                        pos += c_end - c0
+                        if plain_rounding:
+                            v0 = pos
+                            pos += c_end - c0
+                        if any_fresh:
+                            counts[:] = 0
+                            for w in range(u0, u0 + c_end - c0):
+                                counts[_branch(edges, u[w])] += 1
+                            for b in range(branches):
+                                if fresh[b]:
+                                    taken[b] = pos
+                                    pos += counts[b]
+                                    if rounding[b] > 0.0:
+                                        v_next[b] = pos
+                                        pos += counts[b]
+                    c = j[tt, f, s, q]
+                    g = _clip(cs * X[r, c] + lam * th[c], clip)
+                    ui = u[u0 + i - c0]
+                    if branches == 1:
+                        out = _sample_one(kinds[0], params[0], g, ui, 0.0, 1.0)
+                        if plain_rounding:
+                            out = _round(out, u[v0 + i - c0], rounding[0])
+                    else:
+                        b = _branch(edges, ui)
+                        if fresh[b]:
+                            out = _sample_one(kinds[b], params[b], g, u[taken[b]], 0.0, 1.0)
+                            taken[b] += 1
+                            if rounding[b] > 0.0:
+                                out = _round(out, u[v_next[b]], rounding[b])
+                                v_next[b] += 1
+                        else:
+                            lo = edges[b]
+                            out = _sample_one(kinds[b], params[b], g, ui, lo, edges[b + 1] - lo)
+                    acc[c] += out
+                    i += 1
+            for c in range(d):
+                if sampled:
+                    step = acc[c] * scale
+                else:
+                    step = acc[c] / S
+                    if with_noise:
+                        step = step + noise[tt, f, c]
+                th[c] = th[c] - eta * step
+    return pos
+
+
+@jit
+def duchi_steps(
+    X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip, u, p_pos, B,
+):  # fmt: skip
+    """Steps of every fit with Duchi et al.'s d-dimensional mechanism (½-ties; Wang et al. Alg. 3;
+    ``DuchiMultiDim.group_means`` on ``grads.full()``): per step the F·S users' uniforms u_v
+    (F·S·d), u_pos (F·S), u_s (F·S·d), in that order, as ``_jit.duchi_md_group_means`` reads
+    them; the step is the group's mean report. Returns the number of entries of u consumed."""
+    F, d = theta.shape
+    n = F * S
+    acc = np.zeros(d)
+    coef = np.zeros(S)
+    sign_s = np.zeros(d, dtype=np.int64)
     pos = 0
     for tt in range(n_steps):
         t = t_first + tt
         base = (t - 1) * S
         for f in range(F):
-            eta = eta_1[f] / math.sqrt(t) if inv_sqrt_t else eta_1[f]
-            if t > n_iter[f]:
-                eta = 0.0
+            eta = _eta(eta_1, n_iter, f, t, inv_sqrt_t)
             th = theta[f]
-            # margins first, in a short loop, so that the rows' cache misses overlap
-            for s in range(S):
-                later = f * S + s + AHEAD  # the user AHEAD places on (this fit's or a later fit's)
-                if later < F * S:
-                    ahead = idx[later // S, base + later % S]
-                    for c in range(0, d, 8):  # its row, one cache line at a time
-                        _prefetch(X, ahead, c)
-                r = idx[f, base + s]
-                m0 = m1 = m2 = m3 = 0.0
-                c = 0
-                while c + 4 <= d:
-                    m0 += X[r, c] * th[c]
-                    m1 += X[r, c + 1] * th[c + 1]
-                    m2 += X[r, c + 2] * th[c + 2]
-                    m3 += X[r, c + 3] * th[c + 3]
-                    c += 4
-                while c < d:
-                    m0 += X[r, c] * th[c]
-                    c += 1
-                coef[s] = (m0 + m1) + (m2 + m3)
-            for s in range(S):
-                coef[s] = _coef(model, coef[s], y[idx[f, base + s]])
+            _coefs(X, y, idx, th, f, base, S, F, model, coef)
             acc[:] = 0.0
             for s in range(S):
                 r = idx[f, base + s]
                 cs = coef[s]
-                if sampled:
-                    for q in range(k):
-                        c = j[tt, f, s, q]
-                        g = _clip(cs * X[r, c] + lam * th[c], clip)
-                        acc[c] += _report(kinds, params, edges, g, u[pos])
-                        pos += 1
-                else:
-                    for c in range(d):
-                        acc[c] += _clip(cs * X[r, c] + lam * th[c], clip)
+                user = f * S + s
+                dot = 0
+                for c in range(d):
+                    g = _clip(cs * X[r, c] + lam * th[c], clip)
+                    v = 1 if u[pos + user * d + c] < 0.5 + 0.5 * g else -1
+                    sc = 1 if u[pos + n * d + n + user * d + c] < 0.5 else -1
+                    sign_s[c] = sc
+                    dot += sc * v
+                flip = dot < 0 if u[pos + n * d + user] < p_pos else dot > 0
+                sign = -1 if flip else 1
+                for c in range(d):
+                    acc[c] += B * (sign * sign_s[c])
             for c in range(d):
-                step = acc[c] * scale if sampled else acc[c] / S
-                th[c] = th[c] - eta * step
+                th[c] = th[c] - eta * (acc[c] / S)
+        pos += 2 * n * d + n
     return pos

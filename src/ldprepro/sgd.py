@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -137,9 +138,47 @@ class _MeanCollector:
 
     def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
         """All steps as compiled loops (``_sgd_jit.steps``); no randomness."""
-        empty = np.zeros((0, 0, 0, 0), dtype=np.int64)
-        fits.run(False, empty, np.empty(0), 0.0, None, rng)
+        fits.run()
         return True
+
+
+class _FullCollector:
+    """A d-dimensional mechanism that perturbs every coordinate (``mechanism.group_means`` on
+    the full clipped gradients): Duchi et al.'s mechanism, Laplace with ε/d per attribute."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+
+    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.mechanism.group_means(grads.full(), rng)
+
+    def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
+        """All steps as compiled loops, drawing what ``group_means`` draws step after step:
+        Duchi (½-ties) its uniforms u_v, u_pos, u_s per step (``_sgd_jit.duchi_steps``); Laplace
+        ε/d each step's two Gamma arrays (``sufficient.laplace_sum``), drawn for a run of steps in
+        one call, which is the same stream. False (nothing drawn) for any other mechanism."""
+        from .mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim
+        from .sufficient import laplace_sums_per_step
+
+        mech, F, S, d = self.mechanism, fits.F, fits.S, fits.X.shape[1]
+        if type(mech) is DuchiMultiDim and mech.ties == "half":
+            per_step = 2 * F * S * d + F * S
+            t = 1
+            while t <= fits.T:
+                n_steps = min(fits.T - t + 1, max(1, (1 << 21) // per_step))
+                u = rng.random(n_steps * per_step)
+                fits.run_duchi(u, mech.a / (mech.a + 1.0), mech.B, t, n_steps)
+                t += n_steps
+            return True
+        if type(mech) is LaplaceMultiDim:
+            t = 1
+            while t <= fits.T:
+                n_steps = min(fits.T - t + 1, max(1, (1 << 20) // (2 * F * d)))
+                noise = laplace_sums_per_step(mech.mechanism.scale, S, rng, n_steps, (F, d)) / S
+                fits.run(t_first=t, n_steps=n_steps, noise=noise)
+                t += n_steps
+            return True
+        return False
 
 
 class _SampledCollector:
@@ -168,10 +207,13 @@ class _SampledCollector:
 
     def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
         """All steps as compiled loops, drawing what ``__call__`` draws in the same order: a block
-        of attributes when the last is used up, then the report uniforms of each step (F·S·k,
-        fit by fit, user by user), so a run of steps within one block takes its uniforms at once.
-        False (nothing drawn) when the 1-D mechanism has no compiled sampler."""
-        if self._kernel is None:
+        of attributes when the last is used up, then each step's report uniforms, so a run of
+        steps within one block takes its uniforms at once. When the count depends on the draws
+        (a mixture with a discretised branch draws per branch user), an upper bound is drawn and
+        the generator then set to where the steps left it. False (nothing drawn) when the 1-D
+        mechanism has no compiled sampler."""
+        kernel = self._kernel
+        if kernel is None:
             return False
         F, S, k = fits.F, fits.S, self.mechanism.k
         t = 1
@@ -179,40 +221,93 @@ class _SampledCollector:
             block = self._attributes(F, S, rng)
             n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
             j = np.ascontiguousarray(block[self._next : self._next + n_steps], dtype=np.int64)
-            u = rng.random(n_steps * F * S * k)
-            fits.run(True, j, u, self.mechanism.scale / S, self._kernel, rng, t_first=t, n_steps=n_steps)
+            values = n_steps * F * S * k
+            if kernel.per_value:
+                fits.run(True, j, rng.random(values * kernel.per_value), self.mechanism.scale / S, kernel, t, n_steps)
+            else:
+                state = rng.bit_generator.state
+                used = fits.run(True, j, rng.random(values * kernel.most_per_value), self.mechanism.scale / S,
+                                kernel, t, n_steps, exact=False)  # fmt: skip
+                rng.bit_generator.state = state
+                _skip_uniforms(rng, used)
             self._next += n_steps
             t += n_steps
         return True
 
 
-def _report_kernel(mech) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(kinds, params, edges) of a 1-D mechanism whose ``perturb`` is one uniform per value
-    through compiled samplers (``mechanisms._jit._sample_one``): a plain sampler, or a mixture
-    whose branches all sample from their share of the uniform; else None."""
+def _skip_uniforms(rng: np.random.Generator, count: int) -> None:
+    """Leave ``rng`` as ``rng.random(count)`` would (PCG64 and a plain state: jump ahead)."""
+    bg = rng.bit_generator
+    if type(bg).__name__ == "PCG64" and not bg.state.get("has_uint32"):
+        bg.advance(count)  # one 64-bit output per double; advance() clears only has_uint32
+    else:
+        rng.random(count)
+
+
+class ReportKernel(NamedTuple):
+    """A 1-D mechanism's sampler as ``_sgd_jit.steps`` runs it: per branch (one for a plain
+    mechanism) its compiled sampler kind and parameters, the branch's share [edges[b],
+    edges[b+1]) of the user's uniform, whether it draws its own uniforms (``fresh``: a
+    discretised mixture branch) and its rounding step h (0: none; Alg. 5 otherwise);
+    ``per_value`` uniforms per reported value, 0 when that depends on the draws (then at most
+    ``most_per_value``)."""
+
+    kinds: np.ndarray
+    params: np.ndarray
+    edges: np.ndarray
+    fresh: np.ndarray
+    rounding: np.ndarray
+    per_value: int
+    most_per_value: int
+
+
+def _report_kernel(mech) -> ReportKernel | None:
+    """The :class:`ReportKernel` of a 1-D mechanism whose ``perturb`` runs compiled samplers
+    (``mechanisms._jit._sample_one``): a plain sampler, possibly discretised (Alg. 5), or a
+    mixture whose branches sample from their share of the uniform or (discretised branches)
+    from their own; else None."""
     from .mechanisms import Mixture
 
     if isinstance(mech, Mixture) and len(mech.components) > 1:
         if type(mech)._perturb_block is not Mixture._perturb_block:
             return None
-        specs = [c._sample_kernel() if c.single_uniform else None for c in mech.components]
+        specs = []
+        for c in mech.components:
+            if c.single_uniform:
+                spec = c._sample_kernel()
+                specs.append(None if spec is None else (*spec, False, 0.0))
+            else:
+                spec = c._block_kernel()
+                specs.append(None if spec is None else (spec[0], spec[1], True, spec[2]))
         edges = mech._edges
     else:
         if isinstance(mech, Mixture):
             mech = mech.components[0]
         spec = mech._block_kernel()
-        specs = [None if spec is None or spec[2] > 0 else spec[:2]]
+        specs = [None if spec is None else (spec[0], spec[1], False, spec[2])]
         edges = np.array([0.0, 1.0])
     if any(s is None for s in specs):
         return None
     params = np.zeros((len(specs), max(len(s[1]) for s in specs)))
-    for b, (_, p) in enumerate(specs):
+    for b, (_, p, _, _) in enumerate(specs):
         params[b, : len(p)] = p
-    return np.array([s[0] for s in specs], dtype=np.int64), params, np.asarray(edges, dtype=np.float64)
+    fresh = np.array([s[2] for s in specs], dtype=np.bool_)
+    rounding = np.array([s[3] for s in specs], dtype=np.float64)
+    if fresh.any():
+        per_value, most = 0, 1 + max(1 + (h > 0) for f, h in zip(fresh, rounding) if f)
+    else:
+        per_value = most = 2 if len(specs) == 1 and rounding[0] > 0 else 1
+    return ReportKernel(
+        np.array([s[0] for s in specs], dtype=np.int64), params, np.asarray(edges, dtype=np.float64),
+        fresh, rounding, per_value, int(most),
+    )  # fmt: skip
 
 
 class _Fits:
     """The state of F fits run by compiled steps: the data, the fits' rows and step sizes, θ."""
+
+    _NO_KERNEL = ReportKernel(np.zeros(1, np.int64), np.zeros((1, 1)), np.array([0.0, 1.0]),
+                              np.zeros(1, np.bool_), np.zeros(1), 1, 1)  # fmt: skip
 
     def __init__(self, X, y, idx, S, T, eta_1, n_iter, schedule, model, lam, clip):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
@@ -225,17 +320,37 @@ class _Fits:
         self.lam, self.clip = float(lam), float(clip)
         self.theta = np.zeros((self.F, self.X.shape[1]))
 
-    def run(self, sampled, j, u, scale, kernel, rng, t_first=1, n_steps=None):
-        from . import _sgd_jit
-
-        kinds, params, edges = kernel if kernel is not None else (np.zeros(1, np.int64), np.zeros((1, 1)), np.zeros(2))
-        used = _sgd_jit.steps(
+    def _common(self, t_first, n_steps):
+        return (
             self.X, self.y, self.idx, self.S, t_first, self.T if n_steps is None else n_steps, self.theta,
             self.eta_1, self.n_iter, self.inv_sqrt_t, self.model, self.lam, self.clip,
-            sampled, j, u, float(scale), kinds, params, edges,
         )  # fmt: skip
-        if used != u.size:  # pragma: no cover - a bookkeeping error, not an input error
+
+    def run(self, sampled=False, j=None, u=None, scale=0.0, kernel=None, t_first=1, n_steps=None,
+            noise=None, exact=True) -> int:  # fmt: skip
+        """Compiled steps (``_sgd_jit.steps``); returns the number of uniforms of u they used,
+        which must be all of them when ``exact``."""
+        from . import _sgd_jit
+        from .mechanisms.base import CHUNK
+
+        j = np.zeros((0, 0, 0, 0), dtype=np.int64) if j is None else j
+        u = np.empty(0) if u is None else u
+        noise = np.zeros((0, 0, 0)) if noise is None else noise
+        kr = self._NO_KERNEL if kernel is None else kernel
+        used = _sgd_jit.steps(
+            *self._common(t_first, n_steps), sampled, j, u, float(scale),
+            kr.kinds, kr.params, kr.edges, kr.fresh, kr.rounding, CHUNK, noise,
+        )  # fmt: skip
+        if (used != u.size) if exact else (used > u.size):  # pragma: no cover - bookkeeping
             raise RuntimeError(f"compiled SGD steps used {used} of {u.size} uniforms")
+        return used
+
+    def run_duchi(self, u, p_pos, B, t_first, n_steps) -> None:
+        from . import _sgd_jit
+
+        used = _sgd_jit.duchi_steps(*self._common(t_first, n_steps), u, float(p_pos), float(B))
+        if used != u.size:  # pragma: no cover - bookkeeping
+            raise RuntimeError(f"compiled Duchi SGD steps used {used} of {u.size} uniforms")
 
 
 def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> Callable:
@@ -250,7 +365,7 @@ def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> C
         return _MeanCollector()
     if isinstance(mechanism, SampledMultiDim):
         return _SampledCollector(mechanism)
-    return lambda grads, rows, rng: mechanism.group_means(grads.full(), rng)
+    return _FullCollector(mechanism)
 
 
 def ldp_sgd_fits(

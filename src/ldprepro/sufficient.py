@@ -27,3 +27,14 @@ def laplace_sum(scale, n, rng: np.random.Generator, size=None) -> np.ndarray:
     k = np.where(n > 0, n, 1.0)
     diff = rng.gamma(k, 1.0, size=shape) - rng.gamma(k, 1.0, size=shape)
     return np.where(n > 0, np.asarray(scale, dtype=float) * diff, 0.0)
+
+
+def laplace_sums_per_step(scale, n, rng: np.random.Generator, steps: int, size: tuple) -> np.ndarray:
+    """``steps`` successive calls of :func:`laplace_sum` (scale, n > 0, ``size``), stacked: the same
+    values and the same random stream, from one call. Each call draws Γ(n) of ``size`` then
+    another, and a Gamma array is drawn entry after entry, so the (steps, 2, *size) array holds
+    them in call order."""
+    if n <= 0:
+        raise ValueError(f"number of summed Laplace variables must be > 0, got {n!r}")
+    g = rng.gamma(np.asarray(float(n)), 1.0, size=(steps, 2, *size))
+    return np.asarray(scale, dtype=float) * (g[:, 0] - g[:, 1])
