@@ -42,6 +42,20 @@ def test_discretised_exact_law_unbiased_and_ldp(name, eps, m):
     assert (extra <= A**2 / (4 * m * m) + rounding).all()
 
 
+@pytest.mark.parametrize("name", ["pm", "hm_tp"])
+def test_discretised_variance_per_distinct_value(name, monkeypatch):
+    """The variance is computed once per distinct input, a block at a time: every entry, of any
+    shape, gets exactly the value the pmf gives for its input alone."""
+    mech = get_mechanism(name, 1.5, discretize=5)
+    leaf = mech if hasattr(mech, "_VARIANCE_BLOCK") else next(c for c in mech.components if hasattr(c, "A"))
+    monkeypatch.setattr(type(leaf), "_VARIANCE_BLOCK", 7)  # several blocks
+    rng = rng_for(2, "disc-variance")
+    x = rng.choice(np.linspace(-1, 1, 23), size=(40, 3))
+    direct = [[float(np.sum((leaf.support() - v) ** 2 * leaf.pmf(np.array([v]))[0])) for v in row] for row in x]
+    np.testing.assert_array_equal(leaf.variance(x), np.array(direct))
+    assert leaf.variance(0.3).shape == ()
+
+
 @pytest.mark.parametrize("name", CONTINUOUS)
 @pytest.mark.parametrize("eps", [1.0, 4.0])
 def test_discretised_sampler_follows_exact_pmf(name, eps):
