@@ -160,8 +160,13 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
             "peak_rss_mb": 900.0,
         },
     }
-    assert "projected linearly to the papers' sizes ≤ 2.0 CPU-hours, about 1.0 h on 2 cores" in rb.block(
-        results, figures, ipums
+    text = rb.block(results, figures, ipums)
+    assert "projected linearly to the papers' sizes ≤ 2.0 CPU-hours, about 1.0 h on 2 cores" in text
+    assert "IPUMS-sized panels included" not in text  # an older ipums_results.json without the split
+    ipums["totals"]["ipums_panels_projected_cpu_s"] = 6000.0
+    assert (
+        "the offline run's 20 min CPU (measured) + the IPUMS panels' ≤ 100 min (projected) = ≤ 2.0 CPU-hours, "
+        "about 1.0 h on 2 cores" in rb.block(results, figures, ipums)
     )
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n{rb.START}\nold\n{rb.END}\nrest\n")
@@ -237,3 +242,14 @@ def test_every_job_logs_its_own_resources_at_exit(tmp_path):
     subprocess.run([sys.executable, "-c", script], check=True)
     found = ft.job_resources(log)
     assert found is not None and found[0] >= 0.3 and found[1] > 0
+
+
+def test_ipums_projection_scales_only_the_ipums_panels():
+    """Jobs on IPUMS panels ran on a fraction of the users and are scaled up; the figures' other
+    panels (synthetic families, Vehicle) ran at their paper size and are not."""
+    spec = importlib.util.spec_from_file_location("ipums_run", Path(__file__).parents[1] / "benchmarks/ipums_run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=True) == pytest.approx(2.0 + 10.0 / 0.05)
+    assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=False) == 12.0
+    assert run.projected_cpu_s(1.5, 2.0, 0.05, scaled=True) == 2.0  # all start-up
