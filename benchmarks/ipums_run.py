@@ -9,6 +9,9 @@ results/ are untouched) with an overlay config pointing ``datasets.ipums_*.optio
 synthetic files. Per-job time and peak RSS come from the workflow's own ``benchmark:`` files
 (logs/benchmarks/...tsv). Writes ``ipums_results.json`` and ``ipums_results.md`` next to this file
 (``--out-dir``). The full run (fraction 1, scale paper) is long: run it on a machine you own.
+Set ``LDPREPRO_DATA_MIRROR`` so that the figures' other panels (Vehicle) run too; the workflow
+records which datasets it can obtain in the workdir's results/availability.json on its first run,
+and a panel it could not obtain is listed under its figure as not run.
 
 Floor arithmetic per job (the physical limit the measured time is compared with):
 ``figure_times.job_floor``: mean estimation, one uniform per user and repetition (HierA on integer
@@ -192,10 +195,12 @@ def main(argv=None):
                 **job_floor(entry, job["job"].split("__")[1], n, d),
                 projected_cpu_s_full_size=projected_cpu_s(job["cpu_time_s"], startup, args.fraction, scaled),
             )
+        ran = {j["job"].split("__")[0] for j in jobs if "__" in j["job"]}
         results.append(
             {
                 "figure": fig,
                 "wall_s": wall,
+                "panels_not_run": sorted({p["dataset"] for p in entry["panels"]} - ran),
                 "jobs": jobs,
                 "peak_rss_mb": max((j["max_rss_mb"] for j in jobs), default=float("nan")),
             }
@@ -265,6 +270,9 @@ def main(argv=None):
             f"| {r['figure']} | {len(r['jobs'])} | {sum(j['cpu_time_s'] for j in r['jobs']):.1f} | "
             f"≤ {sum(j['projected_cpu_s_full_size'] for j in r['jobs']):,.0f} | {r['peak_rss_mb']:.0f} |"
         )
+    missing = [f"{r['figure']}: {', '.join(r['panels_not_run'])}" for r in results if r.get("panels_not_run")]
+    if missing:
+        lines += ["", "Panels not run here (dataset not obtainable in the workdir): " + "; ".join(missing) + "."]
     lines += [
         "",
         f"Total: {totals['measured_cpu_s']:,.0f} s CPU measured at fraction {args.fraction:g}; projected to the "
