@@ -70,6 +70,21 @@ class GradedGradientCollector:
         self._laplace = GradedLaplace(self.levels)
         self._lhp = LHP(self.levels)
 
+    def report_kernels(self) -> tuple[np.ndarray, np.ndarray, bool] | None:
+        """(kinds, params, per_level) of the compiled samplers behind :meth:`aggregate_fits` under the
+        ``sample_one`` rule (one per level for ``*_at_level``, else one), or None when its reports
+        are not one compiled uniform draw each (HierA, graded Laplace, ``every_component``)."""
+        if self.component_rule != "sample_one":
+            return None
+        mechs = self._per_level if self._per_level is not None else [self._flat]
+        if any(m is None or m._block_kernel() is None or m._block_kernel()[2] > 0 for m in mechs):
+            return None
+        specs = [m._block_kernel() for m in mechs]
+        params = np.zeros((len(specs), max(len(s[1]) for s in specs)))
+        for i, (_, p, _) in enumerate(specs):
+            params[i, : len(p)] = p
+        return np.array([s[0] for s in specs], dtype=np.int64), params, self._per_level is not None
+
     def aggregate(self, g: np.ndarray, level: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """(D,) estimate of one group's mean gradient from its (G, D) gradients and levels."""
         if level.shape != g.shape:
@@ -113,6 +128,33 @@ class GradedGradientCollector:
         if self.component_rule == "sample_one":
             return sums * D / G
         return sums / G
+
+
+class GradedSteps:
+    """The SGD collector (``sgd.group_collector``) of a :class:`GradedGradientCollector` whose users
+    hold the (n, D) component levels ``side``: ``collect(grads, rows, rng)`` is
+    ``aggregate_fits(grads.full(), side[rows], rng)``; ``run_compiled`` runs the steps compiled
+    (``_sgd_jit.graded_step``) for the per-user mechanisms with a compiled sampler under the
+    ``sample_one`` rule (PM, Harmony, at the base ε or at each level's), drawing per step what
+    ``aggregate_fits`` draws: the components, then one uniform per user."""
+
+    def __init__(self, collector: GradedGradientCollector, side: np.ndarray):
+        self.collector, self.side = collector, side
+        self._kernels = collector.report_kernels()
+
+    def __call__(self, grads, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.collector.aggregate_fits(grads.full(), self.side[rows], rng)
+
+    def run_compiled(self, fits, rng: np.random.Generator) -> bool:
+        if self._kernels is None:
+            return False
+        kinds, params, per_level = self._kernels
+        side = np.ascontiguousarray(self.side)
+        F, S, D = fits.F, fits.S, fits.X.shape[1]
+        for t in range(1, fits.T + 1):
+            comp = rng.integers(0, D, size=(F, S))
+            fits.run_graded(t, comp, rng.random(F * S), side, kinds, params, per_level)
+        return True
 
 
 def mean_budget_factor(level: np.ndarray, levels: GradedLevels) -> float:

@@ -345,6 +345,17 @@ class _Fits:
             raise RuntimeError(f"compiled SGD steps used {used} of {u.size} uniforms")
         return used
 
+    def run_graded(self, t, comp, u, side, kinds, params, per_level) -> None:
+        """Step t with paper 000's graded collection (``_sgd_jit.graded_step``)."""
+        from . import _sgd_jit
+
+        used = _sgd_jit.graded_step(
+            self.X, self.y, self.idx, self.S, t, self.theta, self.eta_1, self.n_iter, self.inv_sqrt_t,
+            self.model, self.lam, self.clip, comp, u, side, kinds, params, per_level,
+        )  # fmt: skip
+        if used != u.size:  # pragma: no cover - bookkeeping
+            raise RuntimeError(f"compiled graded SGD step used {used} of {u.size} uniforms")
+
     def run_duchi(self, u, p_pos, B, t_first, n_steps) -> None:
         from . import _sgd_jit
 

@@ -30,7 +30,7 @@ from sklearn.model_selection import KFold
 
 from ..data.transform import to_unit
 from ..graded import GradedLevels
-from ..graded_sgd import GradedGradientCollector, component_levels, mean_budget_factor
+from ..graded_sgd import GradedGradientCollector, GradedSteps, component_levels, mean_budget_factor
 from ..mechanisms import get_multidim
 from ..seeding import rng_for
 from ..sgd import evaluate, group_collector, group_size, ldp_sgd_fits
@@ -136,7 +136,7 @@ def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, 
             clip=params.get("clip", True),
             component_rule=fig.get("graded", {}).get("component_rule", "sample_one"),
         )
-        return group_collector(aggregate_fits=lambda g, rows, rng: col.aggregate_fits(g, side[rows], rng))
+        return GradedSteps(col, side)
     return group_collector(get_multidim(mechanism, eps, d, discretize=disc))
 
 
