@@ -16,8 +16,9 @@ from ldprepro.mechanisms import get_multidim
 from ldprepro.seeding import rng_for
 from ldprepro.sgd import _report_kernel, _skip_uniforms, group_collector, ldp_sgd_fits
 
-#: Alg. 6 sampling around every compiled 1-D sampler, Duchi's d-dimensional mechanism, Laplace ε/d.
-MECHANISMS = ["pm_sub", "pm", "pm_opt", "duchi", "harmony", "three_outputs", "hm", "hm_tp", "laplace"]
+#: Alg. 6 sampling around every compiled 1-D sampler and DCT, Duchi's d-dimensional mechanism,
+#: Laplace ε/d.
+MECHANISMS = ["pm_sub", "pm", "pm_opt", "duchi", "harmony", "three_outputs", "hm", "hm_tp", "laplace", "dct"]
 #: Zhao Alg. 5 on the continuous mechanisms (a mixture's continuous branch draws its own uniforms).
 DISCRETISED = ["pm", "pm_sub", "hm", "hm_tp"]
 
@@ -114,7 +115,9 @@ def test_discretised_reports_equal_numpy_steps_to_rounding(model, mechanism, m, 
     assert fast_next == ref_next
 
 
-@pytest.mark.parametrize("mechanism,m", [("pm", 10), ("hm_tp", 10), ("hm", 2), ("pm", None), ("duchi", None)])
+@pytest.mark.parametrize(
+    "mechanism,m", [("pm", 10), ("hm_tp", 10), ("hm", 2), ("pm", None), ("duchi", None), ("dct", None)]
+)
 def test_a_step_larger_than_a_chunk(mechanism, m, monkeypatch):
     """One step of 2 × 20,000 reports (more than ``base.CHUNK``): the uniforms are laid out chunk
     by chunk as ``perturb`` draws them; Duchi's compiled group means (F·S·d ≥ FUSED_MIN_SIZE)."""
@@ -145,7 +148,8 @@ def test_report_kernels_lay_out_their_uniforms():
 @pytest.mark.parametrize("mechanism", ["laplace", "dct"])
 def test_mechanisms_without_a_compiled_report_run_the_numpy_steps(mechanism, monkeypatch):
     """1-D samplers that draw other than uniforms (Laplace's exponentials, DCT's bits) have no
-    compiled report; Duchi with Wang's literal ties (rejection sampling) runs numpy steps."""
+    compiled report (DCT's steps have their own kernel); Duchi with Wang's literal ties
+    (rejection sampling) runs numpy steps."""
     mech = get_multidim(mechanism, 2.0, 6)
     one_d = getattr(mech, "mechanism", None)
     assert _report_kernel(one_d) is None

@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .mechanisms._jit import _round, _sample_one
+from .mechanisms._jit import _dct_one, _round, _sample_one
 
 jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -307,3 +307,55 @@ def graded_step(
         for c in range(d):
             th[c] = th[c] - eta * (acc[c] * d / S)
     return used
+
+
+@jit
+def dct_steps(
+    X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip,
+    j, u, bits, scale, chunk, keep, inv_keep, inv_gap, dd, m,
+):  # fmt: skip
+    """``steps`` (Alg. 6 sampling) around paper 003's DCT (``DCT._perturb_block``), whose draws per
+    chunk of c values are a byte stream of ⌈2c/8⌉ bytes, unpacked (category bit i, fresh bit
+    c + i), then c uniforms: ``bits`` and ``u`` hold them chunk after chunk. Returns the numbers
+    of uniforms and of unpacked bits used."""
+    F, d = theta.shape
+    k = j.shape[3]
+    n = F * S * k
+    acc = np.zeros(d)
+    coef = np.zeros(S)
+    pos = 0
+    pos_bits = 0
+    for tt in range(n_steps):
+        t = t_first + tt
+        base = (t - 1) * S
+        i = 0
+        c0 = 0
+        c_end = 0
+        cn = 0
+        u0 = 0
+        b0 = 0
+        for f in range(F):
+            eta = _eta(eta_1, n_iter, f, t, inv_sqrt_t)
+            th = theta[f]
+            _coefs(X, y, idx, th, f, base, S, F, model, coef)
+            acc[:] = 0.0
+            for s in range(S):
+                r = idx[f, base + s]
+                cs = coef[s]
+                for q in range(k):
+                    if i == c_end:
+                        c0 = i
+                        c_end = min(n, i + chunk)
+                        cn = c_end - c0
+                        b0 = pos_bits
+                        pos_bits += (2 * cn + 7) // 8 * 8
+                        u0 = pos
+                        pos += cn
+                    c = j[tt, f, s, q]
+                    g = _clip(cs * X[r, c] + lam * th[c], clip)
+                    w = i - c0
+                    acc[c] += _dct_one(g, u[u0 + w], bits[b0 + w], bits[b0 + cn + w], keep, inv_keep, inv_gap, dd, m)
+                    i += 1
+            for c in range(d):
+                th[c] = th[c] - eta * (acc[c] * scale)
+    return pos, pos_bits

@@ -214,7 +214,7 @@ class _SampledCollector:
         mechanism has no compiled sampler."""
         kernel = self._kernel
         if kernel is None:
-            return False
+            return self._run_dct(fits, rng)
         F, S, k = fits.F, fits.S, self.mechanism.k
         t = 1
         while t <= fits.T:
@@ -230,6 +230,34 @@ class _SampledCollector:
                                 kernel, t, n_steps, exact=False)  # fmt: skip
                 rng.bit_generator.state = state
                 _skip_uniforms(rng, used)
+            self._next += n_steps
+            t += n_steps
+        return True
+
+    def _run_dct(self, fits: _Fits, rng: np.random.Generator) -> bool:
+        """Paper 003's DCT (``_sgd_jit.dct_steps``): its draws do not depend on the values, so a
+        run of steps has them drawn first, step by step and chunk by chunk as ``perturb`` draws
+        them (a byte stream, then uniforms). False (nothing drawn) for any other mechanism."""
+        from .mechanisms import DCT
+        from .mechanisms.base import CHUNK
+
+        mech = self.mechanism.mechanism
+        if type(mech) is not DCT or mech._fused() is None:
+            return False
+        F, S, k = fits.F, fits.S, self.mechanism.k
+        n = F * S * k
+        chunks = [min(CHUNK, n - c0) for c0 in range(0, n, CHUNK)]
+        t = 1
+        while t <= fits.T:
+            block = self._attributes(F, S, rng)
+            n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
+            j = np.ascontiguousarray(block[self._next : self._next + n_steps], dtype=np.int64)
+            bits, u = [], []
+            for _ in range(n_steps):
+                for c in chunks:
+                    bits.append(np.unpackbits(np.frombuffer(rng.bytes((2 * c + 7) // 8), dtype=np.uint8)))
+                    u.append(rng.random(c))
+            fits.run_dct(j, np.concatenate(u), np.concatenate(bits), self.mechanism.scale / S, mech, t, n_steps)
             self._next += n_steps
             t += n_steps
         return True
@@ -355,6 +383,18 @@ class _Fits:
         )  # fmt: skip
         if used != u.size:  # pragma: no cover - bookkeeping
             raise RuntimeError(f"compiled graded SGD step used {used} of {u.size} uniforms")
+
+    def run_dct(self, j, u, bits, scale, mech, t_first, n_steps) -> None:
+        """Steps with Alg. 6 sampling around DCT (``_sgd_jit.dct_steps``)."""
+        from . import _sgd_jit
+        from .mechanisms.base import CHUNK
+
+        used = _sgd_jit.dct_steps(
+            *self._common(t_first, n_steps), j, u, bits, float(scale), CHUNK, mech.keep, mech._inv_keep,
+            mech._inv_replace - mech._inv_keep, mech.d, mech.m,
+        )  # fmt: skip
+        if used != (u.size, bits.size):  # pragma: no cover - bookkeeping
+            raise RuntimeError(f"compiled DCT SGD steps used {used} of {(u.size, bits.size)} draws")
 
     def run_duchi(self, u, p_pos, B, t_first, n_steps) -> None:
         from . import _sgd_jit

@@ -311,6 +311,20 @@ def laplace(x, e, bits, scale, out):
     return ok
 
 
+@inline
+def _dct_one(xi, ui, category, fresh, keep, inv_keep, inv_gap, d, m):
+    """``DCT._perturb_block`` for one value: keep/replace from ui < keep (the category bit if
+    kept, the fresh bit otherwise), ui rescaled within the chosen interval, then the placement."""
+    kept = ui < keep
+    bit = category if kept else fresh  # both loaded: a select, not a branch
+    replaced = (not kept) * 1.0
+    ui -= replaced * keep
+    replaced *= inv_gap
+    replaced += inv_keep
+    ui *= replaced
+    return _dct_place(xi, bit == 1, ui, d, m)
+
+
 @jit
 def dct(x, u, bits, keep, inv_keep, inv_gap, d, m, out):
     """``DCT._perturb_block`` (Algorithm 3): ``bits`` the unpacked byte stream, category bit i
@@ -320,16 +334,7 @@ def dct(x, u, bits, keep, inv_keep, inv_gap, d, m, out):
     for i in range(n):
         xi = x[i]
         ok &= _valid(xi)
-        ui = u[i]
-        kept = ui < keep
-        category, fresh = bits[i], bits[n + i]  # both loaded: a select, not a branch
-        bit = category if kept else fresh
-        replaced = (not kept) * 1.0
-        ui -= replaced * keep
-        replaced *= inv_gap
-        replaced += inv_keep
-        ui *= replaced
-        out[i] = _dct_place(xi, bit == 1, ui, d, m)
+        out[i] = _dct_one(xi, u[i], bits[i], bits[n + i], keep, inv_keep, inv_gap, d, m)
     return ok
 
 
