@@ -301,6 +301,12 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
             numpy_steps = measure(after, max(3, repeats // 2))
         finally:
             os.environ.pop("LDPREPRO_JIT")
+        # the same fits without a mechanism (the non-private reference's compiled steps): what a fit
+        # costs before any perturbation, i.e. reading the rows in the fit's order and the gradients
+        nonprivate = measure(
+            lambda: ldp_sgd_fits(X, y, orders, "svm", group_collector(), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng),
+            max(3, repeats // 2),
+        )
         rng_floor = measure(lambda: rng.random(n_train * 2 * mech.k), repeats)
         rows_in_order = X[:n_train]
         data_floor = measure(lambda: rows_in_order @ theta, repeats)  # every datum read once, in storage order
@@ -318,6 +324,8 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
                 "data_pass_cpu_s": data_floor["cpu_s"],
                 "after_over_data_pass": per_fit_after / data_floor["cpu_s"],
                 "numpy_steps_cpu_s": numpy_steps["cpu_s"] / F,
+                "nonprivate_cpu_s": nonprivate["cpu_s"] / F,
+                "nonprivate_over_floor": nonprivate["cpu_s"] / F / rng_floor["cpu_s"],
                 "fits_batched": F,
                 "floor_note": f"n_train·2k = {n_train * 2 * mech.k:,} uniforms per fit",
                 "job_after_cpu_s_50_fits": per_fit_after * 50,
@@ -340,6 +348,16 @@ def to_markdown(res: dict) -> str:
         f"Measured {m['date']} on {m['machine']} ({m['python']}, numpy {m['numpy']}, {m['cpus']} CPUs, shared). "
         "CPU time (`time.process_time`), minimum over repeats after a warm-up; every ratio is between two "
         "quantities measured in this run.",
+        *(
+            [
+                "",
+                "Sections kept from an earlier run (`--only` re-measured the others): "
+                + ", ".join(f"{k} ({v})" for k, v in m["kept_from"].items())
+                + ".",
+            ]
+            if m.get("kept_from")
+            else []
+        ),
         "",
         f"## 1-D mechanisms, n = {m['n_mech']:,}, ε = 1 (reference: `Generator.random(n)`)",
         "",
@@ -395,6 +413,11 @@ def to_markdown(res: dict) -> str:
                     f"; data read (X·θ over the training rows in storage order) {_fmt_s(r['data_pass_cpu_s'])}, "
                     f"after / data read {r['after_over_data_pass']:.1f}"
                 )
+            if "nonprivate_cpu_s" in r:
+                extra += (
+                    f"; the same fits without a mechanism (non-private steps) {_fmt_s(r['nonprivate_cpu_s'])}, "
+                    f"{r['nonprivate_over_floor']:.1f}× the floor"
+                )
             if "numpy_steps_cpu_s" in r:
                 extra += f"; numpy steps (`LDPREPRO_JIT=0`) {_fmt_s(r['numpy_steps_cpu_s'])}"
             ratio = "" if floor is None else f"{r['after_over_floor']:.1f}"
@@ -432,14 +455,17 @@ def main(argv=None):
         "sufficient": lambda: bench_sufficient(args.quick, repeats, rng),
         "jobs": lambda: bench_jobs(args.quick, repeats, rng),
     }
+    out = Path(args.out_dir)
+    earlier = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
     for name, run in sections.items():
         if args.only is None or name in args.only:
             t0 = time.perf_counter()
             res[name] = run()
             print(f"{name}: {time.perf_counter() - t0:.1f} s wall", flush=True)
-        else:
-            res[name] = []
-    out = Path(args.out_dir)
+        else:  # kept from the earlier run (``--only`` re-measures some sections), with its date
+            res[name] = earlier.get(name, [])
+            if res[name]:
+                res["meta"].setdefault("kept_from", {})[name] = earlier.get("meta", {}).get("date", "?")
     out.mkdir(parents=True, exist_ok=True)
     for path, text in (
         (out / "results.json", json.dumps(res, indent=1, ensure_ascii=False)),

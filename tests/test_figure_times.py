@@ -253,3 +253,71 @@ def test_ipums_projection_scales_only_the_ipums_panels():
     assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=True) == pytest.approx(2.0 + 10.0 / 0.05)
     assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=False) == 12.0
     assert run.projected_cpu_s(1.5, 2.0, 0.05, scaled=True) == 2.0  # all start-up
+
+
+def _load_benchmark_module(name):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / f"benchmarks/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_targets_report_each_target_with_its_floor():
+    """Met or not from the measured numbers; the every-figure floor prices each IPUMS SGD job at its
+    panel's non-private reference (scaled by fits) and keeps the other jobs as projected."""
+    tg = _load_benchmark_module("targets")
+    figures = {
+        "cpus": 2,
+        "totals": {"jobs": 3, "cpu_s": 600.0, "max_rss_mb": 900.0},
+        "figures": [
+            {"paper": "p", "figure": "f1", "cpu_s": 500.0, "floor_cpu_s": 100.0, "cpu_over_floor": 4.0},
+            {"paper": "p", "figure": "f2", "cpu_s": 100.0, "floor_cpu_s": None},
+        ],
+    }
+
+    def job(name, cpu, fits, scaled=True):
+        return {"job": name, "projected_cpu_s_full_size": cpu, "fits": fits, "scaled": scaled}
+
+    ipums = {
+        "meta": {"fraction": 0.05},
+        "totals": {"ipums_panels_projected_cpu_s": 9000.0, "peak_rss_mb": 9000.0},
+        "figures": [
+            {
+                "figure": "p/f3",
+                "jobs": [
+                    job("figure", 5.0, 0, scaled=False),
+                    job("ipums_br__non_private", 1000.0, 250),
+                    job("ipums_br__pm", 3000.0, 250),
+                    job("ipums_br__duchi", 4000.0, 500),  # twice the fits: twice the reference
+                    job("ipums_br__hiera", 1000.0, 0),  # mean estimation: kept as projected
+                    job("vehicle__pm", 50.0, 250, scaled=False),
+                ],
+            }
+        ],
+    }
+    offline = tg.offline_target(figures)
+    assert not offline["met"] and "take 1.7 min CPU" in offline["explanation"]  # floor 100 s
+    assert "run at 4.0× it" in offline["explanation"] and "take 3.3 min CPU" in offline["explanation"]
+    every = tg.every_figure_target(figures, ipums)
+    assert not every["met"]
+    # SGD jobs 8000 s; free: 1000 + 1000 + 2000 = 4000 s; rest 9000 − 8000 = 1000; floor 600 + 1000 + 4000
+    assert "3 LDP-SGD jobs take ≤ 133 min" in every["explanation"] and "would take 67 min" in every["explanation"]
+    assert "the whole run 1.6 CPU-hours, 0.8 h on 2 cores" in every["explanation"]
+    memory = tg.memory_target(figures, ipums)
+    assert not memory["met"] and "9,000 MB" in memory["measured"]  # above 8 GiB = 8,192 MB
+    assert tg.memory_target(figures, None)["met"]
+    results = {
+        "mechanisms": [
+            {"what": "pm", "ratio_to_reference": 0.7, "numpy_cpu_s": 1.0, "ratio_to_own_draws": 0.7},
+            {"what": "laplace", "ratio_to_reference": 0.4, "numpy_cpu_s": 1.0, "ratio_to_own_draws": 0.8},
+        ],
+        "jobs": [{"what": "fit", "after_over_floor": 8.0, "after_over_data_pass": 3.0, "nonprivate_over_floor": 6.0}],
+    }
+    mech = tg.mechanism_target(results)
+    assert not mech["met"] and "own draws" not in mech["measured"] and "alone run at 0.50×" in mech["explanation"]
+    sgd = tg.sgd_target(results)
+    assert sgd["met"] and "the mechanism adds 2.0×" in sgd["explanation"]
+    assert [t["target"] for t in tg.targets(results, None, None)][-1] == "peak memory ≤ 8 GiB per job"
+    rb = _load_benchmark_module("readme_block")
+    text = rb.block({"mechanisms": []}, None, None, [mech, sgd])
+    assert "**Targets**" in text and "1 of 2 met" in text and "(not met)" in text and "(met)" in text
