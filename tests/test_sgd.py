@@ -404,14 +404,15 @@ def _job_toy():
 
 def test_every_mechanism_and_eps_sees_the_same_folds_in_the_same_order(monkeypatch):
     """Common random numbers: within a CV repetition every mechanism (and ε, and group rule) trains
-    on the same folds, visiting the users in the same order; only the noise stream differs."""
+    on the same folds, visiting the users in the same order; only the noise stream differs. The
+    job hands each fit its training rows already in visiting order (one contiguous copy per fit)."""
     import ldprepro.experiments.sgd_figures as sf
 
     seen = []
     real = sf.ldp_sgd_fits
 
     def spy(X, y, orders, *args, **kwargs):
-        seen.append([o.copy() for o in orders])
+        seen.append(np.concatenate([np.column_stack([X[o], y[o]]) for o in orders]))
         return real(X, y, orders, *args, **kwargs)
 
     monkeypatch.setattr(sf, "ldp_sgd_fits", spy)
@@ -419,17 +420,45 @@ def test_every_mechanism_and_eps_sees_the_same_folds_in_the_same_order(monkeypat
     fig = {**fig, "group_rule": ["paper", "fixed"], "fixed_groups": 20}
     for m in ["pm", "duchi", "non_private"]:
         run_job(fig, panel, m, df, card, 1, "ldpfl", "fig10")
-    assert len(seen) == 3 * 2 * 2 and len(seen[0]) == 6
-    for other in seen[1:]:
-        assert all(np.array_equal(a, b) for a, b in zip(seen[0], other))
+    X, y = design_matrix(df, card, panel)
+    common = {"paper": "ldpfl", "figure": "fig10", "dataset": "toy"}
+    splits = sf.cv_splits(700, 3, 2, 1, common)
+    expected = [np.column_stack([X[train], y[train]]) for _, _, train, _ in splits]
+    # 3 mechanisms × 2 ε × 2 rules per fit, and each call visits exactly one fit's training rows in its order
+    assert len(seen) == 3 * 2 * 2 * 6
+    for rows in seen:
+        assert sum(np.array_equal(rows, e) for e in expected) == 1
+    for e in expected:
+        assert sum(np.array_equal(rows, e) for rows in seen) == 3 * 2 * 2
     # folds of one repetition partition the users; the two repetitions split differently
-    first = np.sort(np.concatenate([np.setdiff1d(np.arange(700), o) for o in seen[0][:3]]))
+    first = np.sort(np.concatenate([test for _, _, _, test in splits[:3]]))
     assert np.array_equal(first, np.arange(700))
-    assert not np.array_equal(np.sort(seen[0][0]), np.sort(seen[0][3]))
+    assert not np.array_equal(np.sort(splits[0][2]), np.sort(splits[3][2]))
     # a different seed gives different folds
-    seen.clear()
-    run_job(fig, panel, "pm", df, card, 2, "ldpfl", "fig10")
-    assert not np.array_equal(seen[0][0], first)
+    assert not np.array_equal(sf.cv_splits(700, 3, 2, 2, common)[0][2], splits[0][2])
+
+
+def test_fits_do_not_depend_on_which_eps_run_beside_them():
+    """Each (ε, fit) has its own noise stream: one call with every ε gives the rows of one call per ε."""
+    df, card, fig, panel = _job_toy()
+    together = tidy_frame(run_job(fig, panel, "pm", df, card, 1, "ldpfl", "fig10"))
+    apart = tidy_frame(
+        [r for eps in fig["eps"] for r in run_job({**fig, "eps": [eps]}, panel, "pm", df, card, 1, "ldpfl", "fig10")]
+    )
+    assert together.equals(apart)
+
+
+def test_take_rows_is_a_bit_exact_gather(monkeypatch):
+    from ldprepro.sgd import take_rows
+
+    rng = rng_for(3, "gather")
+    X = rng.normal(size=(500, 13))
+    rows = rng.permutation(500)[:321].astype(np.int32)
+    assert np.array_equal(take_rows(X, rows), X[rows])
+    out = np.full((321, 13), np.nan)
+    assert take_rows(X, rows, out=out) is out and np.array_equal(out, X[rows])
+    monkeypatch.setenv("LDPREPRO_JIT", "0")
+    assert np.array_equal(take_rows(X, rows), X[rows])
 
 
 def test_group_rule_control_rows():

@@ -74,8 +74,11 @@ def test_unequal_folds_and_inv_sqrt_t_schedule(monkeypatch):
 
 
 def test_large_groups_and_more_steps_than_a_block(monkeypatch):
-    """More steps than one block of sampled attributes (256), and a group larger than the prefetch
-    distance."""
+    """More steps than one block of sampled attributes (blocks of 64 indices here), and a group
+    larger than the prefetch distance."""
+    from ldprepro.sgd import _SampledCollector
+
+    monkeypatch.setattr(_SampledCollector, "BLOCK_VALUES", 64)
     X, y = _data("linear", n=2_000, d=9)
     orders = [rng_for(8, f).permutation(X.shape[0]) for f in range(2)]
     for G in (1, 40):

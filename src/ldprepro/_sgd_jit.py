@@ -52,6 +52,25 @@ def _prefetch(typingctx, arr, row, col):
 #: How many users ahead the margins loop prefetches rows of X.
 AHEAD = 8
 
+
+@jit
+def gather_rows(X, rows, out):
+    """out[i] = X[rows[i]] for every i (``np.take(X, rows, axis=0, out=out)``), each row prefetched
+    AHEAD rows before it is copied: the rows are visited in a shuffled order, so each is a cache
+    miss, and fetching ahead overlaps them. A plain copy: the values are X's, bit for bit."""
+    n, d = rows.size, X.shape[1]
+    for i in range(n):
+        if i + AHEAD < n:
+            ahead = rows[i + AHEAD]
+            for c in range(0, d, 8):
+                _prefetch(X, ahead, c)
+            _prefetch(X, ahead, d - 1)
+        r = rows[i]
+        for c in range(d):
+            out[i, c] = X[r, c]
+    return out
+
+
 LINEAR, LOGISTIC, SVM = 0, 1, 2
 
 

@@ -183,7 +183,11 @@ class _FullCollector:
 
 class _SampledCollector:
     """Sampled multidimensional collection; the users' sampled attributes (independent of θ) are
-    drawn for up to 256 steps at a time (at most ~2^20 indices per block)."""
+    drawn for as many steps as fit in one block of ``BLOCK_VALUES`` indices (8 MiB), so that a fit of
+    millions of tiny groups (G = 2 at ε = 8) draws them in a few calls, not one per few steps."""
+
+    #: Attribute indices drawn per block (the block's steps × F × S × k).
+    BLOCK_VALUES = 1 << 20
 
     def __init__(self, mechanism):
         self.mechanism = mechanism
@@ -194,7 +198,7 @@ class _SampledCollector:
         """The block of sampled attributes the next step uses (a new block when it is used up)."""
         k = self.mechanism.k
         if self._j is None or self._j.shape[1:] != (F, S, k) or self._next == self._j.shape[0]:
-            block = max(1, min(256, (1 << 20) // (F * S * k)))
+            block = max(1, self.BLOCK_VALUES // (F * S * k))
             self._j = self.mechanism.sample_attributes(block * F * S, rng).reshape(block, F, S, k)
             self._next = 0
         return self._j
@@ -431,19 +435,21 @@ def ldp_sgd_fits(
     eta0: float,
     rng: np.random.Generator,
     clip: float = 1.0,
+    finite: bool | None = None,
 ) -> np.ndarray:
     """F single-pass mini-batch SGD fits at once; returns θ of shape (F, d).
 
     ``orders[f]``: the rows of X that fit f trains on, in the order it visits them (its shuffled
     training fold); fit f takes ⌊n_f/G⌋ disjoint groups of G users (one group of n_f if G > n_f), as
     ``ldp_sgd``. ``collect`` is a :func:`group_collector`. Fits whose group sizes differ (G above some
-    but not all training sizes) run one at a time."""
+    but not all training sizes) run one at a time. ``finite``: whether X and y are known to be
+    finite (a caller running many fits on the same data checks once); None checks here."""
     F, d = len(orders), X.shape[1]
     sizes = np.array([len(o) for o in orders])
     size = np.minimum(G, sizes)
     if F > 1 and np.unique(size).size > 1:
         return np.concatenate(
-            [ldp_sgd_fits(X, y, [o], model, collect, G, lam, schedule, eta0, rng, clip) for o in orders]
+            [ldp_sgd_fits(X, y, [o], model, collect, G, lam, schedule, eta0, rng, clip, finite) for o in orders]
         )
     S = int(size[0])
     n_iter = np.where(G <= sizes, np.maximum(1, sizes // max(G, 1)), 1)
@@ -456,7 +462,7 @@ def ldp_sgd_fits(
         idx[f, used.size :] = np.resize(o[:S], T * S - used.size)  # padding: steps past n_iter[f] are ignored
     # η_t per fit: only inv_sqrt_t depends on t, and a fit past its last group stops moving
     eta_1 = np.array([learning_rate(schedule, 1, int(m), eta0) for m in n_iter])
-    if _compiled_ok(collect, X, y, model, clip):
+    if _compiled_ok(collect, X, y, model, clip, finite):
         fits = _Fits(X, y, idx, S, T, eta_1, n_iter, schedule, model, lam, clip)
         if collect.run_compiled(fits, rng):
             return fits.theta
@@ -472,7 +478,21 @@ def ldp_sgd_fits(
     return theta
 
 
-def _compiled_ok(collect, X, y, model, clip) -> bool:
+def take_rows(X: np.ndarray, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """X[rows] as a contiguous float64 copy (into ``out`` when given): compiled with prefetching
+    (``_sgd_jit.gather_rows``) when the kernels are on, else ``np.take``. Bit-identical either way."""
+    from .mechanisms import kernels
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty((rows.size, X.shape[1])) if out is None else out
+    if kernels.enabled() and rows.size:
+        from . import _sgd_jit
+
+        return _sgd_jit.gather_rows(X, rows, out)
+    return np.take(X, rows, axis=0, out=out)
+
+
+def _compiled_ok(collect, X, y, model, clip, finite: bool | None = None) -> bool:
     """Whether the fits may run as compiled steps: a collector that has them, the switch on
     (``LDPREPRO_JIT``), and inputs on which the numpy path could not fail (finite data, clipped
     gradients inside the mechanisms' domain [−1, 1]); otherwise the numpy steps run (and raise)."""
@@ -483,13 +503,19 @@ def _compiled_ok(collect, X, y, model, clip) -> bool:
         and kernels.enabled()
         and model in MODELS
         and 0.0 < clip <= 1.0
-        and bool(np.isfinite(X).all() and np.isfinite(y).all())
+        and (finite if finite is not None else bool(np.isfinite(X).all() and np.isfinite(y).all()))
     )
 
 
 def evaluate(model: str, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[str, float]:
     """('test_mse', value) for linear regression, ('misclassification_rate', value) otherwise."""
-    pred = X @ theta
+    metric, values = evaluate_many(model, theta[None, :], X, y)
+    return metric, float(values[0])
+
+
+def evaluate_many(model: str, thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[str, np.ndarray]:
+    """:func:`evaluate` of every row of ``thetas`` (C, d) on one test set, in one product X·θᵀ."""
+    pred = X @ thetas.T  # (n_test, C)
     if model == "linear":
-        return "test_mse", float(np.mean((pred - y) ** 2))
-    return "misclassification_rate", float(np.mean(np.where(pred >= 0, 1.0, -1.0) != y))
+        return "test_mse", np.mean((pred - y[:, None]) ** 2, axis=0)
+    return "misclassification_rate", np.mean(np.where(pred >= 0, 1.0, -1.0) != y[:, None], axis=0)

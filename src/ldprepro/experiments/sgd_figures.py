@@ -1,8 +1,9 @@
 """LDP-SGD figures (papers 000, 002, 003) driven by config entries with ``kind: sgd``.
 
-One job per (figure, dataset, mechanism) loops over ε; for each ε all cross-validation fits
-(repetitions × folds) train at once (``sgd.ldp_sgd_fits``), their noise from one Generator keyed by
-the job's parameters and ε. Common random numbers: the fold split of CV repetition r and each fold's
+One job per (figure, dataset, mechanism) runs every cross-validation fit (repetitions × folds) at
+every ε (``sgd.ldp_sgd_fits``), fit after fit: a fit's training rows are copied once into its
+visiting order and read in sequence by every ε; each (ε, fit) draws its noise from its own Generator
+keyed by the job's parameters, ε, the repetition and the fold. Common random numbers: the fold split of CV repetition r and each fold's
 training order are keyed by (paper, figure, dataset, r[, fold]) only, so every mechanism, ε and group
 rule of a figure sees the same folds in the same order; only the privacy noise differs. Rows:
 metric ``misclassification_rate`` (logistic, SVM) or ``test_mse`` (linear) on the held-out fold,
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +35,7 @@ from ..graded import GradedLevels
 from ..graded_sgd import GradedGradientCollector, GradedSteps, component_levels, mean_budget_factor
 from ..mechanisms import get_multidim
 from ..seeding import rng_for
-from ..sgd import evaluate, group_collector, group_size, ldp_sgd_fits
+from ..sgd import evaluate_many, group_collector, group_size, ldp_sgd_fits, take_rows
 
 ENCODINGS = ("k_minus_1", "one_hot")
 GROUP_RULES = ("paper", "fixed")
@@ -188,11 +190,21 @@ def _graded_columns(fig: dict, mechanism: str, params: dict, budget_factor: floa
 
 
 def run_job(
-    fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int, paper: str, figure: str
+    fig: dict,
+    panel: dict,
+    mechanism: str,
+    df: pd.DataFrame,
+    card: dict,
+    seed: int,
+    paper: str,
+    figure: str,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[dict]:
     """Every (discretisation × swept parameter × ε × CV repetition × fold) of one mechanism on one
     panel. Panels may override the figure's ``model`` and ``metric``; ``sweep`` (e.g. HierA's
-    ``clip``) applies to ``sweep_mechanisms``. ``rep`` = CV repetition × folds + fold."""
+    ``clip``) applies to ``sweep_mechanisms``. ``rep`` = CV repetition × folds + fold. The rows do
+    not depend on how the ε values are split across calls. ``progress(done, total)`` is called
+    after each fit (every setting of it)."""
     fig = {**fig, **{k: panel[k] for k in ("model", "metric") if k in panel}}
     X, y = design_matrix(df, card, panel)
     if fig.get("max_users"):
@@ -219,63 +231,102 @@ def run_job(
     rules = group_rules(fig, f"{paper}/{figure}")
     common = {"paper": paper, "figure": figure, "dataset": panel["dataset"]}
     fits = cv_splits(n, folds_k, int(fig["cv_repetitions"]), seed, common)
-    orders = [train for _, _, train, _ in fits]
-    n_train_min = min(o.size for o in orders)
-    rows = []
+    n_train_min = min(train.size for _, _, train, _ in fits)
+    settings = []
     for disc, combo, eps, rule in itertools.product(
         disc_values, itertools.product(*(sweep[k] for k in names)), fig["eps"], rules
     ):
         params = {**fig.get("mechanism_params", {}).get(mechanism, {}), **dict(zip(names, combo))}
-        extra = _graded_columns(fig, mechanism, params, budget_factor)
         eps = float(eps)
         if rule == "paper":
             G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
         else:
             G = max(1, n_train_min // int(fig["fixed_groups"]))
-        n_groups = max(1, n_train_min // G) if G <= n_train_min else 1  # a fold one user larger may take one more
-        collect = _collector(fig, mechanism, eps, d, disc, params, side)
-        key = {
-            **common,
-            "mechanism": mechanism,
-            "eps": eps,
-            "discretize": disc,
-            "group_rule": rule,
-            **dict(zip(names, combo)),
-            "purpose": "noise",
-        }
-        thetas = ldp_sgd_fits(
-            X,
-            y,
-            orders,
-            model,
-            collect,
-            G,
-            fig["lambda"],
-            fig["learning_rate"],
-            fig.get("eta0", 1.0),
-            rng_for(seed, key),
+        settings.append(
+            {
+                "disc": disc,
+                "eps": eps,
+                "rule": rule,
+                "params": params,
+                "G": G,
+                "n_groups": max(1, n_train_min // G)
+                if G <= n_train_min
+                else 1,  # a fold one user larger may take one more
+                "extra": _graded_columns(fig, mechanism, params, budget_factor),
+                "key": {
+                    **common,
+                    "mechanism": mechanism,
+                    "eps": eps,
+                    "discretize": disc,
+                    "group_rule": rule,
+                    **dict(zip(names, combo)),
+                    "purpose": "noise",
+                },
+            }
         )
-        for (cv_rep, fold, _train, test), theta in zip(fits, thetas):
-            metric, value = evaluate(model, theta, X[test], y[test])
+    values, metric = _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress)
+    rows = []
+    for s, per_fit in zip(settings, values):
+        for (cv_rep, fold, _train, _test), value in zip(fits, per_fit):
             rows.append(
                 {
                     "paper": paper,
                     "figure": figure,
                     "dataset": panel["dataset"],
                     "mechanism": mechanism,
-                    "eps": eps,
+                    "eps": s["eps"],
                     "rep": cv_rep * folds_k + fold,
-                    "discretize": disc,
-                    "n_outputs": n_outputs(disc),
+                    "discretize": s["disc"],
+                    "n_outputs": n_outputs(s["disc"]),
                     "model": model,
                     "n_users": n,
                     "n_features": d,
-                    "group_rule": rule,
-                    "group_size": G,
-                    "n_groups": n_groups,
-                    **extra,
+                    "group_rule": s["rule"],
+                    "group_size": s["G"],
+                    "n_groups": s["n_groups"],
+                    **s["extra"],
                     "metric": metric,
-                    "value": value,
+                    "value": float(value),
                 }
             )
     return rows
+
+
+def _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress=None) -> tuple[np.ndarray, str]:
+    """The test metric of every (setting, fit): ``values[c, f]``.
+
+    Fit-major: fit f's training rows are copied once, in its visiting order, into one contiguous
+    block that every setting (ε, discretisation, swept parameter, group rule) then reads in
+    sequence; visiting them in place in a shuffled order made every user a cache miss, once per
+    setting (the fits at census sizes spent most of their time there). Each (setting, fit) draws its
+    noise from its own Generator, keyed by the setting and (cv_rep, fold), so a fit's result does not
+    depend on which other fits run beside it; its test fold is scored for all settings at once."""
+    d = X.shape[1]
+    finite = bool(np.isfinite(X).all() and np.isfinite(y).all())
+    block = np.empty((max(train.size for _, _, train, _ in fits), d))
+    values = np.empty((len(settings), len(fits)))
+    metric = ""
+    for f, (cv_rep, fold, train, test) in enumerate(fits):
+        Xf = take_rows(X, train, out=block[: train.size])
+        yf, side_f = y[train], (None if side is None else side[train])
+        visit = np.arange(train.size, dtype=train.dtype)
+        thetas = np.empty((len(settings), d))
+        for c, s in enumerate(settings):
+            collect = _collector(fig, mechanism, s["eps"], d, s["disc"], s["params"], side_f)
+            thetas[c] = ldp_sgd_fits(
+                Xf,
+                yf,
+                [visit],
+                model,
+                collect,
+                s["G"],
+                fig["lambda"],
+                fig["learning_rate"],
+                fig.get("eta0", 1.0),
+                rng_for(seed, {**s["key"], "cv_rep": cv_rep, "fold": fold}),
+                finite=finite,
+            )[0]
+        metric, values[:, f] = evaluate_many(model, thetas, take_rows(X, test), y[test])
+        if progress is not None:
+            progress(f + 1, len(fits))
+    return values, metric
