@@ -91,15 +91,19 @@ class GradedGradientCollector:
             raise ValueError(f"level must have the gradients' shape {g.shape}, got {level.shape}")
         return self.aggregate_fits(g[None], level[None], rng)[0]
 
-    def aggregate_fits(self, g: np.ndarray, level: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def aggregate_fits(
+        self, g: np.ndarray, level: np.ndarray, rng: np.random.Generator, comp: np.ndarray | None = None
+    ) -> np.ndarray:
         """(F, D) estimates for F groups at once (one per SGD fit), g and level of shape (F, G, D);
-        the groups' reports are independent, and each group's estimate is the one-group estimate."""
+        the groups' reports are independent, and each group's estimate is the one-group estimate.
+        ``comp`` (F, G): the components the users report under ``sample_one``, uniform on the D
+        components and drawn beforehand (they do not depend on the values); None draws them here."""
         F, G, D = g.shape
         if level.shape != g.shape:
             raise ValueError(f"level must have the gradients' shape {g.shape}, got {level.shape}")
         fit = np.arange(F)[:, None]
         if self.component_rule == "sample_one":
-            comp = rng.integers(0, D, size=(F, G))
+            comp = rng.integers(0, D, size=(F, G)) if comp is None else comp
             rows = np.arange(G)[None, :]
             v, lv = g[fit, rows, comp].reshape(-1), level[fit, rows, comp].reshape(-1)
         else:
@@ -133,27 +137,57 @@ class GradedGradientCollector:
 class GradedSteps:
     """The SGD collector (``sgd.group_collector``) of a :class:`GradedGradientCollector` whose users
     hold the (n, D) component levels ``side``: ``collect(grads, rows, rng)`` is
-    ``aggregate_fits(grads.full(), side[rows], rng)``; ``run_compiled`` runs the steps compiled
-    (``_sgd_jit.graded_step``) for the per-user mechanisms with a compiled sampler under the
-    ``sample_one`` rule (PM, Harmony, at the base ε or at each level's), drawing per step what
-    ``aggregate_fits`` draws: the components, then one uniform per user."""
+    ``aggregate_fits(grads.full(), side[rows], rng, comp)``. Under ``sample_one`` the reported
+    components (independent of the values) are drawn for as many steps as fit in a block of
+    ``BLOCK_VALUES`` at once, as the sampled collector draws its attributes, and each step then
+    draws its reports. ``run_compiled`` runs the steps compiled (``_sgd_jit.graded_steps``) for the
+    per-user mechanisms with a compiled sampler (PM, Harmony, at the base ε or at each level's),
+    drawing what the numpy steps draw: a block of components, then the block's steps' uniforms
+    (one per user) in one call."""
+
+    #: Components drawn per block (the block's steps × F × S).
+    BLOCK_VALUES = 1 << 20
 
     def __init__(self, collector: GradedGradientCollector, side: np.ndarray):
         self.collector, self.side = collector, side
         self._kernels = collector.report_kernels()
+        self._comp, self._next = None, 0
+
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`run_compiled` runs (a compiled sampler behind every report)."""
+        return self._kernels is not None
+
+    def _components(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
+        """The block of components the next step uses (a new block when it is used up)."""
+        D = self.side.shape[1]
+        if self._comp is None or self._comp.shape[1:] != (F, S) or self._next == self._comp.shape[0]:
+            block = max(1, self.BLOCK_VALUES // (F * S))
+            self._comp, self._next = rng.integers(0, D, size=(block, F, S)), 0
+        return self._comp
 
     def __call__(self, grads, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self.collector.aggregate_fits(grads.full(), self.side[rows], rng)
+        comp = None
+        if self.collector.component_rule == "sample_one":
+            F, S, _ = grads.shape
+            comp = self._components(F, S, rng)[self._next]
+            self._next += 1
+        return self.collector.aggregate_fits(grads.full(), self.side[rows], rng, comp)
 
     def run_compiled(self, fits, rng: np.random.Generator) -> bool:
         if self._kernels is None:
             return False
         kinds, params, per_level = self._kernels
         side = np.ascontiguousarray(self.side)
-        F, S, D = fits.F, fits.S, fits.X.shape[1]
-        for t in range(1, fits.T + 1):
-            comp = rng.integers(0, D, size=(F, S))
-            fits.run_graded(t, comp, rng.random(F * S), side, kinds, params, per_level)
+        F, S = fits.F, fits.S
+        t = 1
+        while t <= fits.T:
+            block = self._components(F, S, rng)
+            n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
+            comp = np.ascontiguousarray(block[self._next : self._next + n_steps])
+            fits.run_graded(comp, rng.random(n_steps * F * S), side, kinds, params, per_level, t, n_steps)
+            self._next += n_steps
+            t += n_steps
         return True
 
 

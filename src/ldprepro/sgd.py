@@ -133,6 +133,8 @@ class GroupGradients:
 class _MeanCollector:
     """Non-private: the mean of the group's clipped gradients."""
 
+    compiled = True
+
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return grads.full().mean(axis=1)
 
@@ -148,6 +150,14 @@ class _FullCollector:
 
     def __init__(self, mechanism):
         self.mechanism = mechanism
+
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`run_compiled` runs: Duchi's mechanism (½-ties) or Laplace ε/d."""
+        from .mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim
+
+        mech = self.mechanism
+        return (type(mech) is DuchiMultiDim and mech.ties == "half") or type(mech) is LaplaceMultiDim
 
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self.mechanism.group_means(grads.full(), rng)
@@ -193,6 +203,14 @@ class _SampledCollector:
         self.mechanism = mechanism
         self._j, self._next = None, 0
         self._kernel = _report_kernel(mechanism.mechanism)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`run_compiled` runs: a compiled sampler behind the 1-D mechanism, or DCT."""
+        from .mechanisms import DCT
+
+        mech = self.mechanism.mechanism
+        return self._kernel is not None or (type(mech) is DCT and mech._fused() is not None)
 
     def _attributes(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
         """The block of sampled attributes the next step uses (a new block when it is used up)."""
@@ -377,16 +395,15 @@ class _Fits:
             raise RuntimeError(f"compiled SGD steps used {used} of {u.size} uniforms")
         return used
 
-    def run_graded(self, t, comp, u, side, kinds, params, per_level) -> None:
-        """Step t with paper 000's graded collection (``_sgd_jit.graded_step``)."""
+    def run_graded(self, comp, u, side, kinds, params, per_level, t_first=1, n_steps=None) -> None:
+        """Steps with paper 000's graded collection (``_sgd_jit.graded_steps``)."""
         from . import _sgd_jit
 
-        used = _sgd_jit.graded_step(
-            self.X, self.y, self.idx, self.S, t, self.theta, self.eta_1, self.n_iter, self.inv_sqrt_t,
-            self.model, self.lam, self.clip, comp, u, side, kinds, params, per_level,
+        used = _sgd_jit.graded_steps(
+            *self._common(t_first, n_steps)[:13], comp, u, side, kinds, params, per_level,
         )  # fmt: skip
         if used != u.size:  # pragma: no cover - bookkeeping
-            raise RuntimeError(f"compiled graded SGD step used {used} of {u.size} uniforms")
+            raise RuntimeError(f"compiled graded SGD steps used {used} of {u.size} uniforms")
 
     def run_dct(self, j, u, bits, scale, mech, t_first, n_steps) -> None:
         """Steps with Alg. 6 sampling around DCT (``_sgd_jit.dct_steps``)."""

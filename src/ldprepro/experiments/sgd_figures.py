@@ -295,38 +295,44 @@ def run_job(
 def _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress=None) -> tuple[np.ndarray, str]:
     """The test metric of every (setting, fit): ``values[c, f]``.
 
-    Fit-major: fit f's training rows are copied once, in its visiting order, into one contiguous
-    block that every setting (ε, discretisation, swept parameter, group rule) then reads in
-    sequence; visiting them in place in a shuffled order made every user a cache miss, once per
-    setting (the fits at census sizes spent most of their time there). Each (setting, fit) draws its
-    noise from its own Generator, keyed by the setting and (cv_rep, fold), so a fit's result does not
-    depend on which other fits run beside it; its test fold is scored for all settings at once."""
+    Settings whose collector has compiled steps run fit-major: fit f's training rows are copied
+    once, in its visiting order, into one contiguous block that every such setting (ε,
+    discretisation, swept parameter, group rule) then reads in sequence; visiting them in place in a
+    shuffled order made every user a cache miss, once per setting (the fits at census sizes spent
+    most of their time there). Each (setting, fit) draws its noise from its own Generator, keyed by
+    the setting and (cv_rep, fold), so a fit's result depends neither on the fits beside it nor on
+    ``LDPREPRO_JIT`` (which only swaps in the numpy steps). The other settings (numpy steps only:
+    HierA's and graded Laplace's collections, plugin mechanisms without a compiled sampler) run all
+    their fits batched, from one Generator per setting, so their Python loop runs once per step,
+    not once per step and fit. Each fit's test fold is scored for all settings at once."""
     d = X.shape[1]
     finite = bool(np.isfinite(X).all() and np.isfinite(y).all())
+
+    def collector(s, side_rows):
+        return _collector(fig, mechanism, s["eps"], d, s["disc"], s["params"], side_rows)
+
+    def fit(Xs, ys, orders, s, collect, rng):
+        lam, schedule, eta0 = fig["lambda"], fig["learning_rate"], fig.get("eta0", 1.0)
+        return ldp_sgd_fits(Xs, ys, orders, model, collect, s["G"], lam, schedule, eta0, rng, finite=finite)
+
+    per_fit = [c for c, s in enumerate(settings) if getattr(collector(s, side), "compiled", False)]
+    thetas = np.empty((len(settings), len(fits), d))
+    for c in sorted(set(range(len(settings))) - set(per_fit)):
+        thetas[c] = fit(X, y, [train for _, _, train, _ in fits], settings[c], collector(settings[c], side),
+                        rng_for(seed, settings[c]["key"]))  # fmt: skip
     block = np.empty((max(train.size for _, _, train, _ in fits), d))
     values = np.empty((len(settings), len(fits)))
     metric = ""
     for f, (cv_rep, fold, train, test) in enumerate(fits):
-        Xf = take_rows(X, train, out=block[: train.size])
-        yf, side_f = y[train], (None if side is None else side[train])
-        visit = np.arange(train.size, dtype=train.dtype)
-        thetas = np.empty((len(settings), d))
-        for c, s in enumerate(settings):
-            collect = _collector(fig, mechanism, s["eps"], d, s["disc"], s["params"], side_f)
-            thetas[c] = ldp_sgd_fits(
-                Xf,
-                yf,
-                [visit],
-                model,
-                collect,
-                s["G"],
-                fig["lambda"],
-                fig["learning_rate"],
-                fig.get("eta0", 1.0),
-                rng_for(seed, {**s["key"], "cv_rep": cv_rep, "fold": fold}),
-                finite=finite,
-            )[0]
-        metric, values[:, f] = evaluate_many(model, thetas, take_rows(X, test), y[test])
+        if per_fit:
+            Xf = take_rows(X, train, out=block[: train.size])
+            yf, side_f = y[train], (None if side is None else side[train])
+            visit = np.arange(train.size, dtype=train.dtype)
+            for c in per_fit:
+                s = settings[c]
+                rng = rng_for(seed, {**s["key"], "cv_rep": cv_rep, "fold": fold})
+                thetas[c, f] = fit(Xf, yf, [visit], s, collector(s, side_f), rng)[0]
+        metric, values[:, f] = evaluate_many(model, thetas[:, f], take_rows(X, test), y[test])
         if progress is not None:
             progress(f + 1, len(fits))
     return values, metric
