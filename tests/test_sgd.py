@@ -465,6 +465,33 @@ def test_job_rows_do_not_depend_on_the_compiled_switch(mechanism, monkeypatch):
     assert frames[0]["value"].nunique() > 1
 
 
+@pytest.mark.parametrize("mechanism", ["pm_at_level", "harmony", "hiera"])
+def test_graded_job_rows_do_not_depend_on_the_compiled_switch(mechanism, monkeypatch):
+    """The same for paper 000's graded collection: PM and Harmony run fit by fit (compiled or
+    numpy steps, the same draws), HierA batched numpy steps either way."""
+    df, card = _toy_regression()
+    fig = {
+        "kind": "sgd",
+        "collector": "graded",
+        "mechanisms": [mechanism],
+        "graded": {"component_rule": "sample_one"},
+        "eps": [0.5, 1.0],
+        "model": "linear",
+        "lambda": 1e-4,
+        "learning_rate": "inv_sqrt_t",
+        "folds": 2,
+        "cv_repetitions": 2,
+        "metric": "test_mse",
+    }
+    panel = {"dataset": "toy", "target": "y", "intercept": True}
+    frames = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("LDPREPRO_JIT", flag)
+        frames.append(tidy_frame(run_job(fig, panel, mechanism, df, card, 2, "hiera", "fig3")))
+    np.testing.assert_allclose(frames[1]["value"], frames[0]["value"], rtol=1e-9)
+    assert frames[0]["value"].nunique() > 1
+
+
 def test_take_rows_is_a_bit_exact_gather(monkeypatch):
     from ldprepro.sgd import take_rows
 

@@ -201,7 +201,8 @@ def component_levels(
     X: np.ndarray, y: np.ndarray, levels: GradedLevels, intercept_column: int | None, intercept_level: str = "target"
 ) -> np.ndarray:
     """(n, D) privacy level of each gradient component: the level of the user's attribute value x_j;
-    for the intercept column the level of y (``"target"`` [U]) or the most private level."""
+    for the intercept column the level of y (``"target"`` [U]) or the most private level. int8 when
+    the levels fit (k ≤ 127): an SGD job copies these rows once per fit, beside the data's."""
     src = np.array(X, dtype=float, copy=True)
     if intercept_column is not None:
         if intercept_level == "target":
@@ -210,4 +211,5 @@ def component_levels(
             src[:, intercept_column] = levels.edges[-2]
         else:
             raise ValueError(f"intercept_level must be 'target' or 'most_private', got {intercept_level!r}")
-    return levels.level_of(src)
+    level = levels.level_of(src)
+    return level.astype(np.int8) if levels.k <= 127 else level
