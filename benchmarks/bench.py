@@ -40,7 +40,7 @@ from ldprepro.frequency import get_oracle
 from ldprepro.graded import sort_by_level
 from ldprepro.mechanisms import MECHANISMS, get_mechanism, get_multidim
 from ldprepro.seeding import rng_for
-from ldprepro.sgd import group_collector, group_size, ldp_sgd, ldp_sgd_fits
+from ldprepro.sgd import group_collector, group_size, ldp_sgd, ldp_sgd_fits, take_rows
 
 SIZES = {  # quick / full
     "n_mech": (200_000, 1_000_000),
@@ -49,6 +49,8 @@ SIZES = {  # quick / full
     "hiera_reps": (10, 100),
     "sgd_fits": (10, 50),
     "sgd_before_fits": (1, 2),
+    "census_n": (300_000, 2_895_705),  # the synthetic BR extract's rows after cleaning (ipums_scale.py, fraction 1)
+    "census_fits": (2, 4),
 }
 
 
@@ -283,6 +285,10 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
     n_train = X.shape[0] * 9 // 10
     F, Fb = SIZES["sgd_fits"][not quick], SIZES["sgd_before_fits"][not quick]
     orders = [rng_for(0, ("order", f)).permutation(X.shape[0])[:n_train] for f in range(F)]
+    # a job gathers each fit's rows once, in its visiting order, for all its settings (fig10: 5 ε × 2
+    # group rules); the fits below read those blocks, and the gather is timed on its own
+    blocks = [(take_rows(X, o), y[o]) for o in orders]
+    gather = measure(lambda: take_rows(X, orders[0], out=blocks[0][0].copy()), repeats)
     for eps in (0.5, 8.0):
         mech = get_multidim("pm", eps, X.shape[1])
         G = group_size(X.shape[1], eps)
@@ -291,12 +297,19 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
             for f in range(Fb):
                 ldp_sgd(X[orders[f]], y[orders[f]], "svm", mech.perturb, G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
 
-        def after():
+        visit = np.arange(n_train, dtype=np.int32)
+
+        def after():  # as a job runs them: fit by fit, on the fit's rows gathered once in visiting order
+            for Xf, yf in blocks:
+                ldp_sgd_fits(Xf, yf, [visit], "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
+
+        def in_place():  # the earlier job path: all fits batched, rows read in place in shuffled order
             ldp_sgd_fits(X, y, orders, "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
 
         theta = np.zeros(X.shape[1])
         b, a = measure(before, max(3, repeats // 2)), measure(after, max(3, repeats // 2))
-        os.environ["LDPREPRO_JIT"] = "0"  # the same batched fits as numpy steps
+        batched = measure(in_place, max(3, repeats // 2))
+        os.environ["LDPREPRO_JIT"] = "0"  # the same fits as numpy steps
         try:
             numpy_steps = measure(after, max(3, repeats // 2))
         finally:
@@ -324,6 +337,8 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
                 "data_pass_cpu_s": data_floor["cpu_s"],
                 "after_over_data_pass": per_fit_after / data_floor["cpu_s"],
                 "numpy_steps_cpu_s": numpy_steps["cpu_s"] / F,
+                "in_place_batched_cpu_s": batched["cpu_s"] / F,
+                "gather_cpu_s": gather["cpu_s"],
                 "nonprivate_cpu_s": nonprivate["cpu_s"] / F,
                 "nonprivate_over_floor": nonprivate["cpu_s"] / F / rng_floor["cpu_s"],
                 "fits_batched": F,
@@ -332,7 +347,68 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
                 "job_before_cpu_s_50_fits": per_fit_before * 50,
             }
         )
+    rows.append(bench_census_job(quick, repeats, rng))
     return rows
+
+
+def bench_census_job(quick: bool, repeats: int, rng) -> dict:
+    """An IPUMS-sized LDP-SGD job (ldpfl Fig. 8 on BR: logistic regression, PM-SUB, 5 ε) on synthetic
+    data of the BR extract's size (2.9 M users × 28 features, 90 % training), per fit with every ε:
+    before, the fits of each ε batched and reading X in place in their shuffled order; after, fit by
+    fit, the fit's rows gathered once into its visiting order and read in sequence by every ε.
+    Floors: the uniforms the fits draw (attribute index and report per training user and ε), one
+    read of the training rows in storage order per ε, and the gather alone."""
+    n, d, F = SIZES["census_n"][not quick], 28, SIZES["census_fits"][not quick]
+    X = rng.uniform(-1.0, 1.0, (n, d))
+    y = np.where(X @ rng.normal(0, 1, d) > 0, 1.0, -1.0)
+    n_train = n * 9 // 10
+    orders = [rng_for(0, ("census", f)).permutation(n)[:n_train].astype(np.int32) for f in range(F)]
+    eps_grid = (0.5, 1.0, 2.0, 4.0, 8.0)
+    mechs = {eps: get_multidim("pm_sub", eps, d) for eps in eps_grid}
+
+    def fit(Xs, ys, o, eps):
+        collect = group_collector(mechs[eps])
+        return ldp_sgd_fits(Xs, ys, o, "logistic", collect, group_size(d, eps), 1e-4, "constant_inv_sqrt_T", 1.0, rng)
+
+    def before():
+        for eps in eps_grid:
+            fit(X, y, orders, eps)
+
+    block = np.empty((n_train, d))
+    visit = np.arange(n_train, dtype=np.int32)
+
+    def after():
+        for o in orders:
+            Xf = take_rows(X, o, out=block)
+            for eps in eps_grid:
+                fit(Xf, y[o], [visit], eps)
+
+    reps = max(3, repeats // 2)
+    b, a = measure(before, reps), measure(after, reps)
+    draws = sum(n_train * 2 * m.k for m in mechs.values())
+    rng_floor = measure(lambda: rng.random(draws), repeats)
+    theta = np.zeros(d)
+    rows_in_order = X[:n_train]
+    data_pass = measure(lambda: [rows_in_order @ theta for _ in eps_grid], repeats)
+    gather = measure(lambda: take_rows(X, orders[0], out=block), repeats)
+    per_fit_before, per_fit_after = b["cpu_s"] / F, a["cpu_s"] / F
+    return {
+        "what": f"ldpfl fig8 SGD job at census size (logistic, PM-SUB, {len(eps_grid)} ε, n = {n:,} × {d}), per fit",
+        "before_cpu_s": per_fit_before,
+        "after_cpu_s": per_fit_after,
+        "before_wall_s": b["wall_s"] / F,
+        "after_wall_s": a["wall_s"] / F,
+        "speedup": per_fit_before / per_fit_after,
+        "floor_cpu_s": rng_floor["cpu_s"],
+        "after_over_floor": per_fit_after / rng_floor["cpu_s"],
+        "data_pass_cpu_s": data_pass["cpu_s"],
+        "after_over_data_pass": per_fit_after / data_pass["cpu_s"],
+        "gather_cpu_s": gather["cpu_s"],
+        "fits_batched": F,
+        "floor_note": f"{draws:,} uniforms per fit (every ε); one gather of the fit's rows {_fmt_s(gather['cpu_s'])}",
+        "job_after_cpu_s_50_fits": per_fit_after * 50,
+        "job_before_cpu_s_50_fits": per_fit_before * 50,
+    }
 
 
 def _fmt_s(s):
@@ -420,6 +496,12 @@ def to_markdown(res: dict) -> str:
                 )
             if "numpy_steps_cpu_s" in r:
                 extra += f"; numpy steps (`LDPREPRO_JIT=0`) {_fmt_s(r['numpy_steps_cpu_s'])}"
+            if "gather_cpu_s" in r and "in_place_batched_cpu_s" in r:
+                extra += (
+                    f"; gathering the fit's rows (once per fit for all the job's settings) {_fmt_s(r['gather_cpu_s'])}"
+                )
+            if "in_place_batched_cpu_s" in r:
+                extra += f"; the earlier path (fits batched, rows read in place) {_fmt_s(r['in_place_batched_cpu_s'])}"
             ratio = "" if floor is None else f"{r['after_over_floor']:.1f}"
             out.append(
                 f"| {r['what']} | {_fmt_s(r['before_cpu_s'])} | {_fmt_s(r['after_cpu_s'])} | {r['speedup']:,.1f}× | "

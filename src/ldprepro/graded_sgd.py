@@ -139,8 +139,8 @@ class GradedSteps:
     hold the (n, D) component levels ``side``: ``collect(grads, rows, rng)`` is
     ``aggregate_fits(grads.full(), side[rows], rng, comp)``. Under ``sample_one`` the reported
     components (independent of the values) are drawn for as many steps as fit in a block of
-    ``BLOCK_VALUES`` at once, as the sampled collector draws its attributes, and each step then
-    draws its reports. ``run_compiled`` runs the steps compiled (``_sgd_jit.graded_steps``) for the
+    ``BLOCK_VALUES`` at once (never past the run's last step), as the sampled collector draws its
+    attributes, and each step then draws its reports. ``run_compiled`` runs the steps compiled (``_sgd_jit.graded_steps``) for the
     per-user mechanisms with a compiled sampler (PM, Harmony, at the base ε or at each level's),
     drawing what the numpy steps draw: a block of components, then the block's steps' uniforms
     (one per user) in one call."""
@@ -151,7 +151,11 @@ class GradedSteps:
     def __init__(self, collector: GradedGradientCollector, side: np.ndarray):
         self.collector, self.side = collector, side
         self._kernels = collector.report_kernels()
-        self._comp, self._next = None, 0
+        self._comp, self._next, self._left = None, 0, None
+
+    def begin(self, F: int, S: int, T: int) -> None:
+        """A run of T steps of F groups of S users starts: no block is drawn for steps past it."""
+        self._comp, self._next, self._left = None, 0, T
 
     @property
     def compiled(self) -> bool:
@@ -163,6 +167,9 @@ class GradedSteps:
         D = self.side.shape[1]
         if self._comp is None or self._comp.shape[1:] != (F, S) or self._next == self._comp.shape[0]:
             block = max(1, self.BLOCK_VALUES // (F * S))
+            if self._left is not None:
+                block = max(1, min(block, self._left))
+                self._left -= block
             self._comp, self._next = rng.integers(0, D, size=(block, F, S)), 0
         return self._comp
 

@@ -194,15 +194,20 @@ class _FullCollector:
 class _SampledCollector:
     """Sampled multidimensional collection; the users' sampled attributes (independent of θ) are
     drawn for as many steps as fit in one block of ``BLOCK_VALUES`` indices (8 MiB), so that a fit of
-    millions of tiny groups (G = 2 at ε = 8) draws them in a few calls, not one per few steps."""
+    millions of tiny groups (G = 2 at ε = 8) draws them in a few calls, not one per few steps; a
+    block never reaches past the run's last step (``begin``)."""
 
     #: Attribute indices drawn per block (the block's steps × F × S × k).
     BLOCK_VALUES = 1 << 20
 
     def __init__(self, mechanism):
         self.mechanism = mechanism
-        self._j, self._next = None, 0
+        self._j, self._next, self._left = None, 0, None
         self._kernel = _report_kernel(mechanism.mechanism)
+
+    def begin(self, F: int, S: int, T: int) -> None:
+        """A run of T steps of F groups of S users starts: no block is drawn for steps past it."""
+        self._j, self._next, self._left = None, 0, T
 
     @property
     def compiled(self) -> bool:
@@ -217,6 +222,9 @@ class _SampledCollector:
         k = self.mechanism.k
         if self._j is None or self._j.shape[1:] != (F, S, k) or self._next == self._j.shape[0]:
             block = max(1, self.BLOCK_VALUES // (F * S * k))
+            if self._left is not None:
+                block = max(1, min(block, self._left))
+                self._left -= block
             self._j = self.mechanism.sample_attributes(block * F * S, rng).reshape(block, F, S, k)
             self._next = 0
         return self._j
@@ -479,6 +487,8 @@ def ldp_sgd_fits(
         idx[f, used.size :] = np.resize(o[:S], T * S - used.size)  # padding: steps past n_iter[f] are ignored
     # η_t per fit: only inv_sqrt_t depends on t, and a fit past its last group stops moving
     eta_1 = np.array([learning_rate(schedule, 1, int(m), eta0) for m in n_iter])
+    if hasattr(collect, "begin"):
+        collect.begin(F, S, T)
     if _compiled_ok(collect, X, y, model, clip, finite):
         fits = _Fits(X, y, idx, S, T, eta_1, n_iter, schedule, model, lam, clip)
         if collect.run_compiled(fits, rng):
