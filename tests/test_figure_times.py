@@ -161,13 +161,19 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
         },
     }
     text = rb.block(results, figures, ipums)
-    assert "projected linearly to the papers' sizes ≤ 2.0 CPU-hours, about 1.0 h on 2 cores" in text
+    assert "projected linearly to the papers' sizes 2.0 CPU-hours, about 1.0 h on 2 cores" in text
+    assert "(a projection, not a measurement nor a bound)" in text
     assert "IPUMS-sized panels included" not in text  # an older ipums_results.json without the split
     ipums["totals"]["ipums_panels_projected_cpu_s"] = 6000.0
     assert (
-        "the offline run's 20 min CPU (measured) + the IPUMS panels' ≤ 100 min (projected) = ≤ 2.0 CPU-hours, "
-        "about 1.0 h on 2 cores" in rb.block(results, figures, ipums)
+        "the offline run's 20 min CPU (measured) + the IPUMS panels' 100 min (projected) = 2.0 CPU-hours, "
+        "at least 1.0 h on 2 cores (a projection)." in rb.block(results, figures, ipums)
     )
+    ipums["meta"]["fraction"] = 1  # a run at the papers' sizes: measured, never called a projection
+    text = rb.block(results, figures, ipums)
+    assert "10 min CPU measured at the papers' sizes, at least 1.0 h on 2 cores" in text
+    assert "the IPUMS panels' 100 min (measured) = 2.0 CPU-hours, at least 1.0 h on 2 cores." in text
+    assert "projection" not in text
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n{rb.START}\nold\n{rb.END}\nrest\n")
     (tmp_path / "r.json").write_text(json.dumps(results))
@@ -301,8 +307,15 @@ def test_targets_report_each_target_with_its_floor():
     every = tg.every_figure_target(figures, ipums)
     assert not every["met"]
     # SGD jobs 8000 s; free: 1000 + 1000 + 2000 = 4000 s; rest 9000 − 8000 = 1000; floor 600 + 1000 + 4000
-    assert "3 LDP-SGD jobs take ≤ 133 min" in every["explanation"] and "would take 67 min" in every["explanation"]
+    assert "3 LDP-SGD jobs take 133 min" in every["explanation"] and "would take 67 min" in every["explanation"]
     assert "the whole run 1.6 CPU-hours, 0.8 h on 2 cores" in every["explanation"]
+    assert "PROJECTED from SYNTHETIC IPUMS-format data at 0.05" in every["measured"]
+    # at the papers' sizes: measured, and the random numbers the IPUMS jobs draw are priced
+    ipums["meta"]["fraction"] = 1
+    ipums["figures"][0]["jobs"][2]["random_numbers"] = 6e10
+    every = tg.every_figure_target({**figures, "ns_per_uniform": 2.5}, ipums)
+    assert "measured on SYNTHETIC IPUMS-format data at the papers' sizes" in every["measured"]
+    assert "(6.00e+10 at 2.50 ns) take 2 min CPU" in every["explanation"]  # 150 s
     memory = tg.memory_target(figures, ipums)
     assert not memory["met"] and "9,000 MB" in memory["measured"]  # above 8 GiB = 8,192 MB
     assert tg.memory_target(figures, None)["met"]
