@@ -2,10 +2,11 @@
 
 One job per (figure, dataset, mechanism) runs every cross-validation fit (repetitions × folds) at
 every ε (``sgd.ldp_sgd_fits``), fit after fit: a fit's training rows are copied once into its
-visiting order and read in sequence by every ε; each (ε, fit) draws its noise from its own Generator
-keyed by the job's parameters, ε, the repetition and the fold. Common random numbers: the fold split of CV repetition r and each fold's
-training order are keyed by (paper, figure, dataset, r[, fold]) only, so every mechanism, ε and group
-rule of a figure sees the same folds in the same order; only the privacy noise differs. Rows:
+visiting order and read in sequence by every ε; each (ε, fit) draws its noise from its own
+Generator keyed by the job's parameters, ε, the repetition and the fold (``_fit_all``). Common
+random numbers: the fold split of CV repetition r and each fold's training order are keyed by
+(paper, figure, dataset, r[, fold]) only, so every mechanism, ε and group rule of a figure sees the
+same folds in the same order; only the privacy noise differs. Rows:
 metric ``misclassification_rate`` (logistic, SVM) or ``test_mse`` (linear) on the held-out fold,
 ``rep`` = CV repetition × k + fold (the aggregation's sample is every fold of every repetition).
 The non-private reference is the mechanism ``non_private``. ``discretize`` may be a list (error vs
@@ -242,6 +243,7 @@ def run_job(
             G = group_size(d_features, eps, fig.get("group_size", "d_log_d_over_eps2"), fig.get("group_size_fixed"))
         else:
             G = max(1, n_train_min // int(fig["fixed_groups"]))
+        n_groups = max(1, n_train_min // G) if G <= n_train_min else 1  # a fold one user larger may take one more
         settings.append(
             {
                 "disc": disc,
@@ -249,9 +251,7 @@ def run_job(
                 "rule": rule,
                 "params": params,
                 "G": G,
-                "n_groups": max(1, n_train_min // G)
-                if G <= n_train_min
-                else 1,  # a fold one user larger may take one more
+                "n_groups": n_groups,
                 "extra": _graded_columns(fig, mechanism, params, budget_factor),
                 "key": {
                     **common,
@@ -320,7 +320,7 @@ def _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress=N
     for c in sorted(set(range(len(settings))) - set(per_fit)):
         thetas[c] = fit(X, y, [train for _, _, train, _ in fits], settings[c], collector(settings[c], side),
                         rng_for(seed, settings[c]["key"]))  # fmt: skip
-    block = np.empty((max(train.size for _, _, train, _ in fits), d))
+    block = np.empty((max(train.size for _, _, train, _ in fits) if per_fit else 0, d))
     values = np.empty((len(settings), len(fits)))
     metric = ""
     for f, (cv_rep, fold, train, test) in enumerate(fits):
