@@ -323,19 +323,10 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
         rng_floor = measure(lambda: rng.random(n_train * 2 * mech.k), repeats)
         rows_in_order = X[:n_train]
         data_floor = measure(lambda: rows_in_order @ theta, repeats)  # every datum read once, in storage order
-        per_fit_before, per_fit_after = b["cpu_s"] / Fb, a["cpu_s"] / F
+        what = f"ldpfl fig10 SGD (SVM, PM), ε = {eps:g}: G = {G}, {n_train // G} steps, per fit"
         rows.append(
-            {
-                "what": f"ldpfl fig10 SGD (SVM, PM), ε = {eps:g}: G = {G}, {n_train // G} steps, per fit",
-                "before_cpu_s": per_fit_before,
-                "after_cpu_s": per_fit_after,
-                "before_wall_s": b["wall_s"] / Fb,
-                "after_wall_s": a["wall_s"] / F,
-                "speedup": per_fit_before / per_fit_after,
-                "floor_cpu_s": rng_floor["cpu_s"],
-                "after_over_floor": per_fit_after / rng_floor["cpu_s"],
-                "data_pass_cpu_s": data_floor["cpu_s"],
-                "after_over_data_pass": per_fit_after / data_floor["cpu_s"],
+            _sgd_row(what, b, a, Fb, F, rng_floor, data_floor)
+            | {
                 "numpy_steps_cpu_s": numpy_steps["cpu_s"] / F,
                 "in_place_batched_cpu_s": batched["cpu_s"] / F,
                 "gather_cpu_s": gather["cpu_s"],
@@ -343,12 +334,32 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
                 "nonprivate_over_floor": nonprivate["cpu_s"] / F / rng_floor["cpu_s"],
                 "fits_batched": F,
                 "floor_note": f"n_train·2k = {n_train * 2 * mech.k:,} uniforms per fit",
-                "job_after_cpu_s_50_fits": per_fit_after * 50,
-                "job_before_cpu_s_50_fits": per_fit_before * 50,
             }
         )
     rows.append(bench_census_job(quick, repeats, rng))
     return rows
+
+
+def _sgd_row(
+    what: str, before: dict, after: dict, n_before: int, n_after: int, rng_floor: dict, data_pass: dict
+) -> dict:
+    """A per-fit SGD row: CPU and wall of ``before`` over ``n_before`` fits and ``after`` over
+    ``n_after`` fits, against the random-number floor and one read of the training rows."""
+    per_fit_before, per_fit_after = before["cpu_s"] / n_before, after["cpu_s"] / n_after
+    return {
+        "what": what,
+        "before_cpu_s": per_fit_before,
+        "after_cpu_s": per_fit_after,
+        "before_wall_s": before["wall_s"] / n_before,
+        "after_wall_s": after["wall_s"] / n_after,
+        "speedup": per_fit_before / per_fit_after,
+        "floor_cpu_s": rng_floor["cpu_s"],
+        "after_over_floor": per_fit_after / rng_floor["cpu_s"],
+        "data_pass_cpu_s": data_pass["cpu_s"],
+        "after_over_data_pass": per_fit_after / data_pass["cpu_s"],
+        "job_after_cpu_s_50_fits": per_fit_after * 50,
+        "job_before_cpu_s_50_fits": per_fit_before * 50,
+    }
 
 
 def bench_census_job(quick: bool, repeats: int, rng) -> dict:
@@ -391,23 +402,11 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
     rows_in_order = X[:n_train]
     data_pass = measure(lambda: [rows_in_order @ theta for _ in eps_grid], repeats)
     gather = measure(lambda: take_rows(X, orders[0], out=block), repeats)
-    per_fit_before, per_fit_after = b["cpu_s"] / F, a["cpu_s"] / F
-    return {
-        "what": f"ldpfl fig8 SGD job at census size (logistic, PM-SUB, {len(eps_grid)} ε, n = {n:,} × {d}), per fit",
-        "before_cpu_s": per_fit_before,
-        "after_cpu_s": per_fit_after,
-        "before_wall_s": b["wall_s"] / F,
-        "after_wall_s": a["wall_s"] / F,
-        "speedup": per_fit_before / per_fit_after,
-        "floor_cpu_s": rng_floor["cpu_s"],
-        "after_over_floor": per_fit_after / rng_floor["cpu_s"],
-        "data_pass_cpu_s": data_pass["cpu_s"],
-        "after_over_data_pass": per_fit_after / data_pass["cpu_s"],
+    what = f"ldpfl fig8 SGD job at census size (logistic, PM-SUB, {len(eps_grid)} ε, n = {n:,} × {d}), per fit"
+    return _sgd_row(what, b, a, F, F, rng_floor, data_pass) | {
         "gather_cpu_s": gather["cpu_s"],
         "fits_batched": F,
         "floor_note": f"{draws:,} uniforms per fit (every ε); one gather of the fit's rows {_fmt_s(gather['cpu_s'])}",
-        "job_after_cpu_s_50_fits": per_fit_after * 50,
-        "job_before_cpu_s_50_fits": per_fit_before * 50,
     }
 
 

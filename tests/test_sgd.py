@@ -188,24 +188,29 @@ def _toy_regression(n=3000):
     return df, card
 
 
-def test_graded_collector_job():
-    """Paper 000's configuration: every graded mechanism trains, rows carry the settings, and the
-    non-private model is far better than the zero model on a noiseless-ish toy problem."""
-    df, card = _toy_regression()
-    fig = {
+def _graded_fig(mechanisms: list[str], cv_reps: int) -> dict:
+    """A paper-000-like graded SGD figure (linear regression, sample_one) on a toy problem."""
+    return {
         "kind": "sgd",
         "collector": "graded",
-        "mechanisms": ["hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level"],
-        "mechanism_params": {"hiera": {"mu": 2}},
+        "mechanisms": mechanisms,
         "graded": {"component_rule": "sample_one"},
         "eps": [0.5, 1.0],
         "model": "linear",
         "lambda": 1e-4,
         "learning_rate": "inv_sqrt_t",
         "folds": 2,
-        "cv_repetitions": 1,
+        "cv_repetitions": cv_reps,
         "metric": "test_mse",
     }
+
+
+def test_graded_collector_job():
+    """Paper 000's configuration: every graded mechanism trains, rows carry the settings, and the
+    non-private model is far better than the zero model on a noiseless-ish toy problem."""
+    df, card = _toy_regression()
+    fig = _graded_fig(["hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level"], cv_reps=1)
+    fig["mechanism_params"] = {"hiera": {"mu": 2}}
     panel = {"dataset": "toy", "target": "y", "intercept": True}
     for m in fig["mechanisms"] + ["non_private"]:
         frame = tidy_frame(run_job(fig, panel, m, df, card, 2, "hiera", "fig3"))
@@ -470,19 +475,7 @@ def test_graded_job_rows_do_not_depend_on_the_compiled_switch(mechanism, monkeyp
     """The same for paper 000's graded collection: PM and Harmony run fit by fit (compiled or
     numpy steps, the same draws), HierA batched numpy steps either way."""
     df, card = _toy_regression()
-    fig = {
-        "kind": "sgd",
-        "collector": "graded",
-        "mechanisms": [mechanism],
-        "graded": {"component_rule": "sample_one"},
-        "eps": [0.5, 1.0],
-        "model": "linear",
-        "lambda": 1e-4,
-        "learning_rate": "inv_sqrt_t",
-        "folds": 2,
-        "cv_repetitions": 2,
-        "metric": "test_mse",
-    }
+    fig = _graded_fig([mechanism], cv_reps=2)
     panel = {"dataset": "toy", "target": "y", "intercept": True}
     frames = []
     for flag in ("0", "1"):
