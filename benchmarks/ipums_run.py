@@ -162,6 +162,7 @@ def main(argv=None):
             str(args.cores),
             "--rerun-triggers",
             "mtime",
+            "--rerun-incomplete",
             "--",
             *targets,
         ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -266,6 +267,9 @@ def generate(out_dir: Path, ds: str, n: int, seed: int = 0) -> tuple[Path, Path]
     """Write SYNTHETIC_<ds>.dat.gz and .xml with n person records (chunked; memory ~ CHUNK rows)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     dat, ddi = out_dir / f"SYNTHETIC_{ds}.dat.gz", out_dir / f"SYNTHETIC_{ds}.xml"
+    stamp, made = out_dir / f"SYNTHETIC_{ds}.made.json", json.dumps({"n": n, "seed": seed, "layout": layout(ds)})
+    if dat.exists() and ddi.exists() and stamp.exists() and stamp.read_text() == made:
+        return dat, ddi  # the same draws are on disk: keep them (and their mtime, so a rerun reuses their jobs)
     _, country, year, sample = SAMPLES[ds]
     lay, sel = layout(ds), selected(ds)
     width = lay[-1][2]
@@ -290,6 +294,7 @@ def generate(out_dir: Path, ds: str, n: int, seed: int = 0) -> tuple[Path, Path]
             fh.write(rec.tobytes())
     tmp.replace(dat)
     write_ddi(ddi, ds, n)
+    stamp.write_text(made)
     return dat, ddi
 
 

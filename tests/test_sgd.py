@@ -453,7 +453,7 @@ def test_fits_do_not_depend_on_which_eps_run_beside_them():
     assert together.equals(apart)
 
 
-@pytest.mark.parametrize("mechanism", ["pm", "duchi", "laplace", "non_private"])
+@pytest.mark.parametrize("mechanism", ["pm", "duchi", "laplace", "dct", "non_private"])
 def test_job_rows_do_not_depend_on_the_compiled_switch(mechanism, monkeypatch):
     """LDPREPRO_JIT=0 swaps the compiled steps for the numpy steps and nothing else: the same draws,
     so the same rows up to the rounding of the dot products."""

@@ -248,3 +248,15 @@ def test_compiled_flag_says_whether_compiled_steps_run(name, kwargs, expected, m
     monkeypatch.setattr(type(collect), "run_compiled", spy)
     ldp_sgd_fits(X, y, orders, "linear", collect, 7, 1e-3, "constant", 1.0, rng_for(1))
     assert collect.compiled is expected and ran == [expected]
+
+
+def test_dct_settings_run_batched_not_fit_by_fit():
+    """DCT's compiled steps draw step by step in Python (its byte stream and uniforms as perturb
+    draws them), so a job runs its fits batched; every other compiled collector fit by fit."""
+    from ldprepro.sgd import runs_fit_by_fit
+
+    assert not runs_fit_by_fit(group_collector(get_multidim("dct", 1.0, 6)))
+    assert runs_fit_by_fit(group_collector(get_multidim("pm", 1.0, 6)))
+    assert runs_fit_by_fit(group_collector(get_multidim("duchi", 1.0, 6)))
+    assert not runs_fit_by_fit(group_collector(get_multidim("duchi", 1.0, 6, duchi_ties="wang")))
+    assert runs_fit_by_fit(group_collector())

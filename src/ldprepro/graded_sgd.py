@@ -162,6 +162,8 @@ class GradedSteps:
         """Whether :meth:`run_compiled` runs (a compiled sampler behind every report)."""
         return self._kernels is not None
 
+    draws_per_step = False  # components and uniforms for runs of steps
+
     def _components(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
         """The block of components the next step uses (a new block when it is used up)."""
         D = self.side.shape[1]

@@ -134,6 +134,7 @@ class _MeanCollector:
     """Non-private: the mean of the group's clipped gradients."""
 
     compiled = True
+    draws_per_step = False
 
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return grads.full().mean(axis=1)
@@ -158,6 +159,8 @@ class _FullCollector:
 
         mech = self.mechanism
         return (type(mech) is DuchiMultiDim and mech.ties == "half") or type(mech) is LaplaceMultiDim
+
+    draws_per_step = False  # Duchi: uniforms for runs of steps; Laplace ε/d: Gamma sums for runs of steps
 
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self.mechanism.group_means(grads.full(), rng)
@@ -216,6 +219,12 @@ class _SampledCollector:
 
         mech = self.mechanism.mechanism
         return self._kernel is not None or (type(mech) is DCT and mech._fused() is not None)
+
+    @property
+    def draws_per_step(self) -> bool:
+        """Whether its compiled steps still draw step by step in Python (DCT: a byte stream and
+        uniforms per step, as ``perturb`` draws them), so fits should share those calls (batched)."""
+        return self._kernel is None
 
     def _attributes(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
         """The block of sampled attributes the next step uses (a new block when it is used up)."""
@@ -503,6 +512,13 @@ def ldp_sgd_fits(
             eta = np.where(t <= n_iter, eta, 0.0)
         theta = theta - eta[:, None] * step
     return theta
+
+
+def runs_fit_by_fit(collect) -> bool:
+    """Whether fits with this collector may run one at a time at no cost: compiled steps that draw
+    for runs of steps, not per step in Python (else a fit of a million tiny groups pays a Python
+    call per step, and batching the fits shares it)."""
+    return bool(getattr(collect, "compiled", False)) and not getattr(collect, "draws_per_step", True)
 
 
 def take_rows(X: np.ndarray, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
