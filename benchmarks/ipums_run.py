@@ -117,6 +117,11 @@ def main(argv=None):
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--out-dir", type=Path, default=HERE)
     parser.add_argument("--render", action="store_true", help="only rewrite ipums_results.md from ipums_results.json")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: read what the workdir's jobs logged (a figure whose figure job has not run is left out)",
+    )
     args = parser.parse_args(argv)
     if args.render:
         out = json.loads((args.out_dir / "ipums_results.json").read_text())
@@ -140,7 +145,7 @@ def main(argv=None):
     args.workdir.mkdir(parents=True, exist_ok=True)
     (args.workdir / "overlay.yaml").write_text(yaml.safe_dump(overlay))
     startup = job_startup_cpu_s()
-    results = []
+    results, not_run = [], []
     for fig in chosen:
         paper, figure = fig.split("/")
         if args.jobs_only:
@@ -166,13 +171,21 @@ def main(argv=None):
             "--",
             *targets,
         ]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=args.workdir)
-        wall = time.perf_counter() - t0
-        if proc.returncode:
-            print(proc.stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"{fig}: snakemake failed (exit {proc.returncode}); log above")
-        jobs = read_benchmarks(args.workdir, fig)
+        if args.collect:  # what an earlier (possibly interrupted) run of this workdir logged
+            jobs = read_benchmarks(args.workdir, fig)
+            if not any("__" not in j["job"] for j in jobs):
+                print(f"{fig}: not complete in {args.workdir}, left out", flush=True)
+                not_run.append(fig)
+                continue
+            wall = sum(j["s"] for j in jobs)  # summed job wall: the figure's own run is not known
+        else:
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=args.workdir)
+            wall = time.perf_counter() - t0
+            if proc.returncode:
+                print(proc.stderr[-3000:], file=sys.stderr)
+                raise SystemExit(f"{fig}: snakemake failed (exit {proc.returncode}); log above")
+            jobs = read_benchmarks(args.workdir, fig)
         entry = figs[fig]
         for job in jobs:
             if "__" not in job["job"]:  # the figure's own job (tables, plot): does not scale with n
@@ -220,6 +233,7 @@ def main(argv=None):
         "records": sizes,
         "synthetic": True,
         "note": "SYNTHETIC IPUMS-format data (benchmarks/ipums_scale.py), not IPUMS",
+        "figures_not_run": not_run,
     }
     data_jobs = read_benchmarks(args.workdir, "data/ipums")  # reading the extracts, linear in n
     for job in data_jobs:
@@ -309,6 +323,13 @@ def render(out: dict) -> str:
     missing = [f"{r['figure']}: {', '.join(r['panels_not_run'])}" for r in results if r.get("panels_not_run")]
     if missing:
         lines += ["", "Panels not run here (dataset not obtainable in the workdir): " + "; ".join(missing) + "."]
+    if meta.get("figures_not_run"):
+        lines += [
+            "",
+            "Figures with an IPUMS panel NOT in these totals (their run did not complete): "
+            + ", ".join(meta["figures_not_run"])
+            + ".",
+        ]
     ipums_only = totals["ipums_panels_projected_cpu_s"]
     if full:
         total = (

@@ -123,6 +123,8 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
                 f"{t['projected_cpu_s_full_size'] / 3600:.1f} CPU-hours, about {t['projected_hours_on_cores']:.1f} h on "
                 f"{t['cores']} cores (a projection, not a measurement nor a bound); peak RSS {t['peak_rss_mb']:,.0f} MB."
             )
+        if m.get("figures_not_run"):
+            lines[-1] = lines[-1][:-1] + f"; NOT included (run did not complete): {', '.join(m['figures_not_run'])}."
         if figures and "ipums_panels_projected_cpu_s" in t:
             every = figures["totals"]["cpu_s"] + t["ipums_panels_projected_cpu_s"]
             kind = "measured" if full else "projected"

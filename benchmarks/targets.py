@@ -136,6 +136,9 @@ def every_figure_target(figures: dict, ipums: dict) -> dict:
         if full
         else f"PROJECTED from SYNTHETIC IPUMS-format data at {ipums['meta']['fraction']:g} of the papers' sizes"
     )
+    left_out = ipums["meta"].get("figures_not_run") or []
+    if left_out:
+        source += f"; WITHOUT {', '.join(left_out)}, whose IPUMS-sized run did not complete"
     return {
         "target": f"every figure of the five papers at paper scale, IPUMS-sized panels included, in ≤ 1 h on "
         f"{cpus} cores",
