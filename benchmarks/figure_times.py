@@ -213,6 +213,8 @@ def markdown(result: dict) -> str:
         "data-pass floors) for the jobs it models.",
         "",
     ]
+    if result.get("note"):
+        lines += [f"**Conditions of this run:** {result['note']}", ""]
     has_before = any("before_cpu_s" in r for r in result["figures"])
     if has_before:
         lines += [
@@ -283,6 +285,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--config", default="config.yaml", type=Path)
     ap.add_argument("--cards", default="data/processed", type=Path)
     ap.add_argument("--out-dir", default="benchmarks", type=Path)
+    ap.add_argument("--name", default="figure_times", help="output file stem (figure_times.json/.md)")
+    ap.add_argument("--note", default="", help="the conditions of the run, printed under the title")
     args = ap.parse_args(argv)
 
     config = yaml.safe_load(args.config.read_text())
@@ -315,13 +319,14 @@ def main(argv=None) -> dict:
         "machine": f"{platform.machine()} (CPython {platform.python_version()}, numpy {np.__version__})",
         "cpus": os.cpu_count(),
         "ns_per_uniform": sec * 1e9,
+        "note": args.note,
         "figures": figures,
         "totals": totals,
     }
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in (
-        ("figure_times.json", json.dumps(result, indent=1) + "\n"),
-        ("figure_times.md", markdown(result)),
+        (f"{args.name}.json", json.dumps(result, indent=1) + "\n"),
+        (f"{args.name}.md", markdown(result)),
     ):
         tmp = args.out_dir / f".{name}.tmp"
         tmp.write_text(text)
