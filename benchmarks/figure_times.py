@@ -194,6 +194,14 @@ def before_cpu(before: Path) -> pd.DataFrame:
     )
 
 
+def before_cpu_exact(before: Path) -> bool:
+    """Whether every job of the earlier run has its own getrusage CPU (else some are sampled)."""
+    if before.is_dir():
+        return bool((read_benchmarks(before)["cpu_source"] == "job").all())
+    totals = json.loads(before.read_text())["totals"]
+    return totals.get("jobs_cpu_from_log") == totals["jobs"]
+
+
 def _fmt(x, unit="", digits=1):
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "—"
@@ -216,7 +224,9 @@ def markdown(result: dict) -> str:
     if result.get("note"):
         lines += [f"**Conditions of this run:** {result['note']}", ""]
     has_before = any("before_cpu_s" in r for r in result["figures"])
-    if has_before:
+    if has_before and result["totals"].get("before_cpu_exact"):
+        lines += ["The earlier run's CPU is each job's own getrusage total, as is this run's.", ""]
+    elif has_before:
         lines += [
             "The earlier run's CPU is Snakemake's sampled value, a lower bound for its jobs longer than "
             "15 s (its logs had no getrusage line); its summed job wall is exact, as is this run's.",
@@ -313,6 +323,7 @@ def main(argv=None) -> dict:
     if "before_cpu_s" in table:
         totals["before_cpu_s"] = float(table["before_cpu_s"].sum())
         totals["before_wall_s"] = float(table["before_wall_s"].sum())
+        totals["before_cpu_exact"] = before_cpu_exact(args.before)
     result = {
         "logs": str(args.logs),
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -94,7 +94,7 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
         )
         if "before_cpu_s" in t:
             text += f", {t['before_cpu_s'] / 60:.0f} min before this round"
-            if t.get("before_wall_s"):
+            if t.get("before_wall_s") and not t.get("before_cpu_exact"):
                 text += (
                     f" (that run's CPU is Snakemake's sampled value, a lower bound; its summed job wall was "
                     f"{t['before_wall_s'] / 60:.0f} min, this run's {t['wall_s'] / 60:.0f} min)"
