@@ -198,8 +198,8 @@ def before_cpu_exact(before: Path) -> bool:
     """Whether every job of the earlier run has its own getrusage CPU (else some are sampled)."""
     if before.is_dir():
         return bool((read_benchmarks(before)["cpu_source"] == "job").all())
-    totals = json.loads(before.read_text())["totals"]
-    return totals.get("jobs_cpu_from_log") == totals["jobs"]
+    totals = json.loads(before.read_text()).get("totals", {})
+    return "jobs" in totals and totals.get("jobs_cpu_from_log") == totals["jobs"]
 
 
 def _fmt(x, unit="", digits=1):
