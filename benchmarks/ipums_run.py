@@ -122,6 +122,13 @@ def main(argv=None):
         action="store_true",
         help="run nothing: read what the workdir's jobs logged (a figure whose figure job has not run is left out)",
     )
+    parser.add_argument(
+        "--also-workdir",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="with --collect: further workdirs of the same data (figures run there, e.g. at the same time)",
+    )
     args = parser.parse_args(argv)
     if args.render:
         out = json.loads((args.out_dir / "ipums_results.json").read_text())
@@ -171,10 +178,13 @@ def main(argv=None):
             "--",
             *targets,
         ]
-        if args.collect:  # what an earlier (possibly interrupted) run of this workdir logged
-            jobs = read_benchmarks(args.workdir, fig)
+        if args.collect:  # what earlier (possibly interrupted) runs of these workdirs logged
+            for workdir in [args.workdir, *args.also_workdir]:
+                jobs = read_benchmarks(workdir, fig)
+                if any("__" not in j["job"] for j in jobs):
+                    break
             if not any("__" not in j["job"] for j in jobs):
-                print(f"{fig}: not complete in {args.workdir}, left out", flush=True)
+                print(f"{fig}: not complete in any workdir, left out", flush=True)
                 not_run.append(fig)
                 continue
             wall = sum(j["s"] for j in jobs)  # summed job wall: the figure's own run is not known
@@ -234,6 +244,7 @@ def main(argv=None):
         "synthetic": True,
         "note": "SYNTHETIC IPUMS-format data (benchmarks/ipums_scale.py), not IPUMS",
         "figures_not_run": not_run,
+        "collected": bool(args.collect),
     }
     data_jobs = read_benchmarks(args.workdir, "data/ipums")  # reading the extracts, linear in n
     for job in data_jobs:
@@ -312,7 +323,8 @@ def render(out: dict) -> str:
         )
     lines += [
         "",
-        f"| figure | jobs | wall s (figure's snakemake run) | CPU s measured | {total_head} | peak RSS MB |",
+        f"| figure | jobs | wall s ({'summed job wall' if meta.get('collected') else 'the figure’s snakemake run'}) "
+        f"| CPU s measured | {total_head} | peak RSS MB |",
         "|---|---|---|---|---|---|",
     ]
     for r in results:
