@@ -334,3 +334,20 @@ def test_targets_report_each_target_with_its_floor():
     rb = _load_benchmark_module("readme_block")
     text = rb.block({"mechanisms": []}, None, None, [mech, sgd])
     assert "**Targets**" in text and "1 of 2 met" in text and "(not met)" in text and "(met)" in text
+
+
+def test_an_incomplete_ipums_run_never_meets_or_decides_the_every_figure_target():
+    tg = _load_benchmark_module("targets")
+    figures = {"cpus": 2, "totals": {"jobs": 1, "cpu_s": 600.0, "max_rss_mb": 1.0}, "figures": []}
+    job = {"job": "ipums_br__pm", "projected_cpu_s_full_size": 600.0, "fits": 250, "scaled": True}
+    ipums = {
+        "meta": {"fraction": 1, "figures_not_run": ["ldpfl/fig8"]},
+        "totals": {"ipums_panels_projected_cpu_s": 600.0, "peak_rss_mb": 1.0},
+        "figures": [{"figure": "p/f", "jobs": [job]}],
+    }
+    every = tg.every_figure_target(figures, ipums)  # 1,200 s CPU measured: under 1 h, but incomplete
+    assert not every["met"] and every["explanation"].startswith("NOT DECIDED")
+    assert every["measured"].startswith("at least") and "WITHOUT ldpfl/fig8" in every["measured"]
+    ipums["totals"]["ipums_panels_projected_cpu_s"] = job["projected_cpu_s_full_size"] = 9000.0
+    every = tg.every_figure_target(figures, ipums)  # already over the target without the missing figure
+    assert not every["met"] and not every["explanation"].startswith("NOT DECIDED")
