@@ -99,6 +99,8 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
                     f" (that run's CPU is Snakemake's sampled value, a lower bound; its summed job wall was "
                     f"{t['before_wall_s'] / 60:.0f} min, this run's {t['wall_s'] / 60:.0f} min)"
                 )
+        if figures.get("measured_at"):
+            text += f" (measured {figures['measured_at'][:10]})"
         if worst:
             text += (
                 f"; the costliest figure, {worst['paper']}/{worst['figure']}, takes {worst['cpu_s'] / 60:.1f} min CPU, "
@@ -109,8 +111,13 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
         t, m = ipums["totals"], ipums["meta"]
         full = m["fraction"] == 1
         head = (
-            f"- **IPUMS-sized** ([benchmarks/ipums_results.md](benchmarks/ipums_results.md); SYNTHETIC data in the "
-            f"IPUMS format at {m['fraction']:g} of the papers' sizes, every figure with an IPUMS panel): "
+            "- **IPUMS-sized** ([benchmarks/ipums_results.md](benchmarks/ipums_results.md); SYNTHETIC data in the "
+            + (
+                "IPUMS format at the papers' sizes"
+                if full
+                else f"IPUMS format at {m['fraction']:g} of the papers' sizes"
+            )
+            + ", every figure with an IPUMS panel): "
         )
         if full:
             lines.append(
@@ -128,11 +135,15 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
         if figures and "ipums_panels_projected_cpu_s" in t:
             every = figures["totals"]["cpu_s"] + t["ipums_panels_projected_cpu_s"]
             kind = "measured" if full else "projected"
+            missing = m.get("figures_not_run") or []
             lines.append(
                 f"- **Every figure of the five papers at paper scale, IPUMS-sized panels included**: the offline "
                 f"run's {figures['totals']['cpu_s'] / 60:.0f} min CPU (measured) + the IPUMS panels' "
-                f"{t['ipums_panels_projected_cpu_s'] / 60:.0f} min ({kind}) = {every / 3600:.1f} CPU-hours, "
-                f"at least {every / figures['cpus'] / 3600:.1f} h on {figures['cpus']} cores"
+                f"{t['ipums_panels_projected_cpu_s'] / 60:.0f} min ({kind}) = "
+                + ("at least " if missing else "")
+                + f"{every / 3600:.1f} CPU-hours, at least {every / figures['cpus'] / 3600:.1f} h on "
+                f"{figures['cpus']} cores"
+                + (f", WITHOUT the {len(missing)} IPUMS figures not run" if missing else "")
                 + ("." if full else " (a projection).")
             )
     if targets:
