@@ -305,8 +305,9 @@ def graded_steps(
     for tt in range(n_steps):
         t = t_first + tt
         base = (t - 1) * S
-        nxt[:] = used
-        if per_level:
+        if not per_level:
+            nxt[0] = used
+        else:
             nxt[:] = 0
             for f in range(F):
                 for s in range(S):

@@ -138,24 +138,31 @@ class GradedSteps:
     """The SGD collector (``sgd.group_collector``) of a :class:`GradedGradientCollector` whose users
     hold the (n, D) component levels ``side``: ``collect(grads, rows, rng)`` is
     ``aggregate_fits(grads.full(), side[rows], rng, comp)``. Under ``sample_one`` the reported
-    components (independent of the values) are drawn for as many steps as fit in a block of
-    ``BLOCK_VALUES`` at once (never past the run's last step), as the sampled collector draws its
-    attributes, and each step then draws its reports. ``run_compiled`` runs the steps compiled (``_sgd_jit.graded_steps``) for the
-    per-user mechanisms with a compiled sampler (PM, Harmony, at the base ε or at each level's),
-    drawing what the numpy steps draw: a block of components, then the block's steps' uniforms
-    (one per user) in one call."""
+    components (independent of the values) are drawn in blocks of ``BLOCK_VALUES`` (``sgd.StepBlocks``,
+    as the sampled collector draws its attributes), and each step then draws its reports.
+    ``run_compiled`` runs the steps compiled (``_sgd_jit.graded_steps``) for the per-user
+    mechanisms with a compiled sampler (PM, Harmony, at the base ε or at each level's), drawing what
+    the numpy steps draw: a block of components, then the block's steps' uniforms (one per user)
+    in one call."""
 
     #: Components drawn per block (the block's steps × F × S).
     BLOCK_VALUES = 1 << 20
 
     def __init__(self, collector: GradedGradientCollector, side: np.ndarray):
+        from .sgd import StepBlocks
+
         self.collector, self.side = collector, side
         self._kernels = collector.report_kernels()
-        self._comp, self._next, self._left = None, 0, None
+        self._components = StepBlocks(self._draw_components)
+        self._step_shape = None
+
+    def _draw_components(self, steps: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.integers(0, self.side.shape[1], size=(steps, *self._step_shape))
 
     def begin(self, F: int, S: int, T: int) -> None:
         """A run of T steps of F groups of S users starts: no block is drawn for steps past it."""
-        self._comp, self._next, self._left = None, 0, T
+        self._step_shape = (F, S)
+        self._components.begin(T)
 
     @property
     def compiled(self) -> bool:
@@ -164,23 +171,12 @@ class GradedSteps:
 
     draws_per_step = False  # components and uniforms for runs of steps
 
-    def _components(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
-        """The block of components the next step uses (a new block when it is used up)."""
-        D = self.side.shape[1]
-        if self._comp is None or self._comp.shape[1:] != (F, S) or self._next == self._comp.shape[0]:
-            block = max(1, self.BLOCK_VALUES // (F * S))
-            if self._left is not None:
-                block = max(1, min(block, self._left))
-                self._left -= block
-            self._comp, self._next = rng.integers(0, D, size=(block, F, S)), 0
-        return self._comp
-
     def __call__(self, grads, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         comp = None
         if self.collector.component_rule == "sample_one":
             F, S, _ = grads.shape
-            comp = self._components(F, S, rng)[self._next]
-            self._next += 1
+            self._step_shape = (F, S)
+            comp = self._components.next_step(self._step_shape, rng, self.BLOCK_VALUES)
         return self.collector.aggregate_fits(grads.full(), self.side[rows], rng, comp)
 
     def run_compiled(self, fits, rng: np.random.Generator) -> bool:
@@ -189,14 +185,9 @@ class GradedSteps:
         kinds, params, per_level = self._kernels
         side = np.ascontiguousarray(self.side)
         F, S = fits.F, fits.S
-        t = 1
-        while t <= fits.T:
-            block = self._components(F, S, rng)
-            n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
-            comp = np.ascontiguousarray(block[self._next : self._next + n_steps])
+        for t, n_steps, comp in self._components.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
+            comp = np.ascontiguousarray(comp)
             fits.run_graded(comp, rng.random(n_steps * F * S), side, kinds, params, per_level, t, n_steps)
-            self._next += n_steps
-            t += n_steps
         return True
 
 

@@ -194,6 +194,49 @@ class _FullCollector:
         return False
 
 
+class StepBlocks:
+    """Per-step draws that do not depend on the values (an SGD step's sampled attributes or
+    reported components), drawn for as many steps as fit in ``block_values`` entries at once and
+    never past the run's last step (``begin``). ``draw(steps, rng)`` returns the block, of shape
+    (steps, *step_shape). The numpy steps take one step at a time (``next_step``), the compiled
+    steps a run of steps within one block (``runs``): the same draws in the same order."""
+
+    def __init__(self, draw: Callable[[int, np.random.Generator], np.ndarray]):
+        self.draw = draw
+        self.begin(None)
+
+    def begin(self, T: int | None) -> None:
+        """A run of T steps starts (None: of unknown length)."""
+        self._block, self._next, self._left = None, 0, T
+
+    def _current(self, step_shape: tuple, rng: np.random.Generator, block_values: int) -> np.ndarray:
+        """The block the next step uses (a new one when it is used up)."""
+        if self._block is None or self._block.shape[1:] != step_shape or self._next == self._block.shape[0]:
+            steps = max(1, block_values // math.prod(step_shape))
+            if self._left is not None:
+                steps = max(1, min(steps, self._left))
+                self._left -= steps
+            self._block, self._next = self.draw(steps, rng), 0
+        return self._block
+
+    def next_step(self, step_shape: tuple, rng: np.random.Generator, block_values: int) -> np.ndarray:
+        """The next step's draws."""
+        out = self._current(step_shape, rng, block_values)[self._next]
+        self._next += 1
+        return out
+
+    def runs(self, step_shape: tuple, T: int, rng: np.random.Generator, block_values: int):
+        """(t_first, n_steps, draws of those steps) for steps 1 … T, a run per block; the caller
+        draws the run's reports before the next block is drawn."""
+        t = 1
+        while t <= T:
+            block = self._current(step_shape, rng, block_values)
+            n_steps = min(T - t + 1, block.shape[0] - self._next)
+            yield t, n_steps, block[self._next : self._next + n_steps]
+            self._next += n_steps
+            t += n_steps
+
+
 class _SampledCollector:
     """Sampled multidimensional collection; the users' sampled attributes (independent of θ) are
     drawn for as many steps as fit in one block of ``BLOCK_VALUES`` indices (8 MiB), so that a fit of
@@ -205,12 +248,17 @@ class _SampledCollector:
 
     def __init__(self, mechanism):
         self.mechanism = mechanism
-        self._j, self._next, self._left = None, 0, None
         self._kernel = _report_kernel(mechanism.mechanism)
+        self._attributes, self._step_shape = StepBlocks(self._draw_attributes), None
+
+    def _draw_attributes(self, steps: int, rng: np.random.Generator) -> np.ndarray:
+        F, S, k = self._step_shape
+        return self.mechanism.sample_attributes(steps * F * S, rng).reshape(steps, F, S, k)
 
     def begin(self, F: int, S: int, T: int) -> None:
         """A run of T steps of F groups of S users starts: no block is drawn for steps past it."""
-        self._j, self._next, self._left = None, 0, T
+        self._step_shape = (F, S, self.mechanism.k)
+        self._attributes.begin(T)
 
     @property
     def compiled(self) -> bool:
@@ -226,22 +274,10 @@ class _SampledCollector:
         uniforms per step, as ``perturb`` draws them), so fits should share those calls (batched)."""
         return self._kernel is None
 
-    def _attributes(self, F: int, S: int, rng: np.random.Generator) -> np.ndarray:
-        """The block of sampled attributes the next step uses (a new block when it is used up)."""
-        k = self.mechanism.k
-        if self._j is None or self._j.shape[1:] != (F, S, k) or self._next == self._j.shape[0]:
-            block = max(1, self.BLOCK_VALUES // (F * S * k))
-            if self._left is not None:
-                block = max(1, min(block, self._left))
-                self._left -= block
-            self._j = self.mechanism.sample_attributes(block * F * S, rng).reshape(block, F, S, k)
-            self._next = 0
-        return self._j
-
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         F, S, _ = grads.shape
-        j = self._attributes(F, S, rng)[self._next]
-        self._next += 1
+        self._step_shape = (F, S, self.mechanism.k)
+        j = self._attributes.next_step(self._step_shape, rng, self.BLOCK_VALUES)
         return self.mechanism.sampled_group_means(F, S, grads.at, rng, j=j)
 
     def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
@@ -255,11 +291,8 @@ class _SampledCollector:
         if kernel is None:
             return self._run_dct(fits, rng)
         F, S, k = fits.F, fits.S, self.mechanism.k
-        t = 1
-        while t <= fits.T:
-            block = self._attributes(F, S, rng)
-            n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
-            j = np.ascontiguousarray(block[self._next : self._next + n_steps], dtype=np.int64)
+        for t, n_steps, block in self._attributes.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
+            j = np.ascontiguousarray(block, dtype=np.int64)
             values = n_steps * F * S * k
             if kernel.per_value:
                 fits.run(True, j, rng.random(values * kernel.per_value), self.mechanism.scale / S, kernel, t, n_steps)
@@ -269,8 +302,6 @@ class _SampledCollector:
                                 kernel, t, n_steps, exact=False)  # fmt: skip
                 rng.bit_generator.state = state
                 _skip_uniforms(rng, used)
-            self._next += n_steps
-            t += n_steps
         return True
 
     def _run_dct(self, fits: _Fits, rng: np.random.Generator) -> bool:
@@ -286,19 +317,14 @@ class _SampledCollector:
         F, S, k = fits.F, fits.S, self.mechanism.k
         n = F * S * k
         chunks = [min(CHUNK, n - c0) for c0 in range(0, n, CHUNK)]
-        t = 1
-        while t <= fits.T:
-            block = self._attributes(F, S, rng)
-            n_steps = min(fits.T - t + 1, block.shape[0] - self._next)
-            j = np.ascontiguousarray(block[self._next : self._next + n_steps], dtype=np.int64)
+        for t, n_steps, block in self._attributes.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
+            j = np.ascontiguousarray(block, dtype=np.int64)
             bits, u = [], []
             for _ in range(n_steps):
                 for c in chunks:
                     bits.append(np.unpackbits(np.frombuffer(rng.bytes((2 * c + 7) // 8), dtype=np.uint8)))
                     u.append(rng.random(c))
             fits.run_dct(j, np.concatenate(u), np.concatenate(bits), self.mechanism.scale / S, mech, t, n_steps)
-            self._next += n_steps
-            t += n_steps
         return True
 
 
