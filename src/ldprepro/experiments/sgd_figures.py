@@ -295,17 +295,18 @@ def run_job(
 def _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress=None) -> tuple[np.ndarray, str]:
     """The test metric of every (setting, fit): ``values[c, f]``.
 
-    Settings whose collector has compiled steps that draw for runs of steps (``runs_fit_by_fit``) run
-    fit-major: fit f's training rows are copied
-    once, in its visiting order, into one contiguous block that every such setting (ε,
-    discretisation, swept parameter, group rule) then reads in sequence; visiting them in place in a
-    shuffled order made every user a cache miss, once per setting (the fits at census sizes spent
-    most of their time there). Each (setting, fit) draws its noise from its own Generator, keyed by
-    the setting and (cv_rep, fold), so a fit's result depends neither on the fits beside it nor on
-    ``LDPREPRO_JIT`` (which only swaps in the numpy steps). The other settings (numpy steps only:
-    HierA's and graded Laplace's collections, plugin mechanisms without a compiled sampler; and DCT,
-    whose compiled steps draw step by step in Python) run all their fits batched, from one Generator
-    per setting, so their Python work runs once per step, not once per step and fit. Each fit's test fold is scored for all settings at once."""
+    Settings whose collector has compiled steps that draw for runs of steps (``runs_fit_by_fit``)
+    run fit-major: fit f's training rows are copied once, in its visiting order, into one
+    contiguous block that every such setting (ε, discretisation, swept parameter, group rule) then
+    reads in sequence; visiting them in place in a shuffled order made every user a cache miss, once
+    per setting (the fits at census sizes spent most of their time there). Each (setting, fit)
+    draws its noise from its own Generator, keyed by the setting and (cv_rep, fold), so a fit's
+    result depends neither on the fits beside it nor on ``LDPREPRO_JIT`` (which only swaps in the
+    numpy steps). The other settings (numpy steps only: HierA's and graded Laplace's collections,
+    plugin mechanisms without a compiled sampler; and DCT, whose compiled steps draw step by step in
+    Python) run all their fits batched, from one Generator per setting, so their Python work runs
+    once per step, not once per step and fit. Each fit's test fold is scored for all settings at
+    once."""
     d = X.shape[1]
     finite = bool(np.isfinite(X).all() and np.isfinite(y).all())
 
@@ -316,11 +317,13 @@ def _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress=N
         lam, schedule, eta0 = fig["lambda"], fig["learning_rate"], fig.get("eta0", 1.0)
         return ldp_sgd_fits(Xs, ys, orders, model, collect, s["G"], lam, schedule, eta0, rng, finite=finite)
 
-    per_fit = [c for c, s in enumerate(settings) if runs_fit_by_fit(collector(s, side))]
+    whole_data = [collector(s, side) for s in settings]
+    per_fit = [c for c, collect in enumerate(whole_data) if runs_fit_by_fit(collect)]
     thetas = np.empty((len(settings), len(fits), d))
-    for c in sorted(set(range(len(settings))) - set(per_fit)):
-        thetas[c] = fit(X, y, [train for _, _, train, _ in fits], settings[c], collector(settings[c], side),
-                        rng_for(seed, settings[c]["key"]))  # fmt: skip
+    for c in range(len(settings)):
+        if c not in per_fit:
+            orders = [train for _, _, train, _ in fits]
+            thetas[c] = fit(X, y, orders, settings[c], whole_data[c], rng_for(seed, settings[c]["key"]))
     block = np.empty((max(train.size for _, _, train, _ in fits) if per_fit else 0, d))
     values = np.empty((len(settings), len(fits)))
     metric = ""
