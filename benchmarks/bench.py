@@ -54,6 +54,11 @@ SIZES = {  # quick / full
 }
 
 
+def slow_repeats(repeats: int) -> int:
+    """Repeats for the slow measurements (jobs, the peer): half the fast ones, never fewer than 5."""
+    return max(5, repeats // 2)
+
+
 def measure(fn, repeats: int) -> dict:
     """Warm-up call, then the minimum CPU and wall seconds over ``repeats`` calls."""
     fn()
@@ -137,7 +142,7 @@ def bench_frequency(n: int, peer_n: int, repeats: int, rng) -> list[dict]:
             ours_n = n if name == "grr" else max(peer_n, n // max(1, k // 16))  # UE reports are n × k bits
             vals = values[:ours_n]
             ours = measure(lambda: oracle.estimate_from_reports(oracle.perturb(vals, rng)), repeats)
-            theirs = measure(peer, max(3, repeats // 2))
+            theirs = measure(peer, slow_repeats(repeats))
             ours_per_user, peer_per_user = ours["cpu_s"] / ours_n, theirs["cpu_s"] / peer_n
             rows.append(
                 {
@@ -275,7 +280,7 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
             f"HierA fig1 job, one (ε, μ), T = {T} reps, n = 10⁶",
             hiera_before,
             hiera_after,
-            max(3, repeats // 2),
+            slow_repeats(repeats),
             floor=lambda: [rng.random(1_000_000) for _ in range(T)],
             floor_note="T·n uniforms (one Harmony discretisation draw per user and repetition)",
         )
@@ -307,11 +312,11 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
             ldp_sgd_fits(X, y, orders, "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
 
         theta = np.zeros(X.shape[1])
-        b, a = measure(before, max(3, repeats // 2)), measure(after, max(3, repeats // 2))
-        batched = measure(in_place, max(3, repeats // 2))
+        b, a = measure(before, slow_repeats(repeats)), measure(after, slow_repeats(repeats))
+        batched = measure(in_place, slow_repeats(repeats))
         os.environ["LDPREPRO_JIT"] = "0"  # the same fits as numpy steps
         try:
-            numpy_steps = measure(after, max(3, repeats // 2))
+            numpy_steps = measure(after, slow_repeats(repeats))
         finally:
             os.environ.pop("LDPREPRO_JIT")
         # the same fits without a mechanism (the non-private reference's compiled steps): what a fit
@@ -321,7 +326,7 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
                 ldp_sgd_fits(Xf, yf, [visit], "svm", group_collector(), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
                 for Xf, yf in blocks
             ],
-            max(3, repeats // 2),
+            slow_repeats(repeats),
         )
         rng_floor = measure(lambda: rng.random(n_train * 2 * mech.k), repeats)
         rows_in_order = X[:n_train]
@@ -397,7 +402,7 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
             for eps in eps_grid:
                 fit(Xf, y[o], [visit], eps)
 
-    reps = max(3, repeats // 2)
+    reps = slow_repeats(repeats)
     b, a = measure(before, reps), measure(after, reps)
     draws = sum(n_train * 2 * m.k for m in mechs.values())
     rng_floor = measure(lambda: rng.random(draws), repeats)

@@ -275,8 +275,8 @@ def main(argv=None):
 def render(out: dict) -> str:
     """``ipums_results.md`` from ``ipums_results.json``. At fraction 1 every number is measured at the
     papers' sizes; below it the full-size column is a linear projection, and not a bound: a small
-    fraction's data sit in cache, so its per-user cost is lower (the 0.05 run projected ≤ 137 s CPU for
-    the ldpfl fig8 BR PM-SUB job, which took 244 s at full size with the same code)."""
+    fraction's data sit in cache, so its per-user cost is lower (the 0.05 run's projection of the
+    ldpfl fig8 BR PM-SUB job fell far short of that job measured at full size with the same code)."""
     meta, results, data_jobs, totals = out["meta"], out["figures"], out["data_jobs"], out["totals"]
     fraction, startup, cores = meta["fraction"], meta["startup_cpu_s"], totals["cores"]
     full = fraction == 1
@@ -291,7 +291,7 @@ def render(out: dict) -> str:
             "Measured on SYNTHETIC IPUMS-format data. The last column is a PROJECTION, not a measurement nor a bound: "
             f"for a job on an IPUMS panel, start-up CPU ({startup:.1f} s, measured) + the rest × 1/fraction (linear in "
             "the number of users). A small fraction's data sit in cache, so the projection can fall well short of a "
-            "full-size run (the 0.05 run projected ≤ 137 s CPU for a job that took 244 s at full size). The "
+            "full-size run of the same code (compare a job measured at full size in ipums_results.md). The "
             "figures' other panels (synthetic families, Vehicle) run at their paper size here, so their projection is "
             "their measured CPU."
         )
