@@ -82,6 +82,13 @@ def projected_cpu_s(cpu_s: float, startup: float, fraction: float, scaled: bool)
     return startup + max(0.0, cpu_s - startup) / fraction if scaled else cpu_s
 
 
+def _write(path: Path, text: str) -> None:
+    """Write whole or not at all (a temporary file, then a rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def read_benchmarks(workdir: Path, fig: str) -> list[dict]:
     rows = []
     for tsv in sorted((workdir / "logs" / "benchmarks" / fig).glob("*.tsv")):
@@ -132,7 +139,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.render:
         out = json.loads((args.out_dir / "ipums_results.json").read_text())
-        (args.out_dir / "ipums_results.md").write_text(render(out))
+        _write(args.out_dir / "ipums_results.md", render(out))
         return
 
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -150,7 +157,7 @@ def main(argv=None):
         sizes[ds] = n
         overlay["datasets"][ds] = {"options": {"extract": {"data": str(dat), "ddi": str(ddi)}}}
     args.workdir.mkdir(parents=True, exist_ok=True)
-    (args.workdir / "overlay.yaml").write_text(yaml.safe_dump(overlay))
+    _write(args.workdir / "overlay.yaml", yaml.safe_dump(overlay))
     startup = job_startup_cpu_s()
     results, not_run = [], []
     for fig in chosen:
@@ -266,9 +273,9 @@ def main(argv=None):
     }
     out = {"meta": meta, "figures": results, "data_jobs": data_jobs, "totals": totals}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "ipums_results.json").write_text(json.dumps(out, indent=1))
+    _write(args.out_dir / "ipums_results.json", json.dumps(out, indent=1))
     text = render(out)
-    (args.out_dir / "ipums_results.md").write_text(text)
+    _write(args.out_dir / "ipums_results.md", text)
     print(text)
 
 
