@@ -35,12 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ldprepro.domain.frequency import get_oracle
+from ldprepro.domain.graded import sort_by_level
+from ldprepro.domain.mechanisms import MECHANISMS, get_mechanism, get_multidim
+from ldprepro.domain.sgd import group_collector, group_size, ldp_sgd, ldp_sgd_fits, take_rows
 from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, make_collector
-from ldprepro.frequency import get_oracle
-from ldprepro.graded import sort_by_level
-from ldprepro.mechanisms import MECHANISMS, get_mechanism, get_multidim
-from ldprepro.seeding import rng_for
-from ldprepro.sgd import group_collector, group_size, ldp_sgd, ldp_sgd_fits, take_rows
+from ldprepro.pipeline.seeding import rng_for
 
 SIZES = {  # quick / full
     "n_mech": (200_000, 1_000_000),

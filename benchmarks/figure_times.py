@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-#: The last line of a job's log (ldprepro.jobsetup.log_resources): its exact CPU time and peak RSS.
+#: The last line of a job's log (ldprepro.pipeline.jobsetup.log_resources): its exact CPU time and peak RSS.
 RESOURCES = re.compile(r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)")
 
 

@@ -66,7 +66,7 @@ def job_startup_cpu_s() -> float:
             sys.executable,
             "-c",
             "import ldprepro.experiments.sgd_figures, ldprepro.experiments.mean_figures, "
-            "ldprepro.data.transform, ldprepro.results",
+            "ldprepro.data.transform, ldprepro.pipeline.results",
         ],
         check=True,
     )

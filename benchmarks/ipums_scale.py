@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ldprepro.seeding import rng_for
+from ldprepro.pipeline.seeding import rng_for
 
 PAPER_SIZES = {"br": 4_000_000, "mx": 4_000_000, "us": 1_520_000}
 SAMPLES = {

@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ldprepro.report import splice_readme
+from ldprepro.report.tables import splice_readme
 
 START, END = "<!-- performance:start -->", "<!-- performance:end -->"
 TARGET_RATE = 0.5  # issue 16: every 1-D mechanism at ≥ 0.5× the raw uniform rate

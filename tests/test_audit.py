@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldprepro.audit import (
+from ldprepro.audit.privacy import (
     audit_rows,
     bshp_subjects,
     clopper_pearson,
@@ -22,9 +22,9 @@ from ldprepro.audit import (
     numeric_subjects,
     rappor_subjects,
 )
-from ldprepro.mechanisms import get_mechanism
-from ldprepro.mechanisms.piecewise import PM
-from ldprepro.seeding import rng_for
+from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.domain.mechanisms.piecewise import PM
+from ldprepro.pipeline.seeding import rng_for
 
 
 class BrokenPM(PM):
@@ -156,8 +156,8 @@ def test_bshp_guarantee_is_eps_not_the_amplified_claim():
 def test_exact_loss_stays_exact_where_probabilities_underflow(eps):
     """The exact loss is computed in log space: at large ε some atoms' probabilities (HM's
     P(−C | 1) ≈ e^{−1.5ε}) underflow to 0 in linear space, which made the loss infinite."""
-    from ldprepro.audit import numeric_exact_loss
-    from ldprepro.mechanisms import MECHANISMS, get_mechanism
+    from ldprepro.audit.privacy import numeric_exact_loss
+    from ldprepro.domain.mechanisms import MECHANISMS, get_mechanism
 
     for name in MECHANISMS:
         loss = numeric_exact_loss(get_mechanism(name, eps))

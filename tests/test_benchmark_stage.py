@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro import mechanisms as M
 from ldprepro.benchmark import naming, plots, privacy, runs, tables, winners
-from ldprepro.mechanisms.basic import Laplace
-from ldprepro.verdicts import holm
+from ldprepro.claims.verdicts import holm
+from ldprepro.domain import mechanisms as M
+from ldprepro.domain.mechanisms.basic import Laplace
 
 
 def errors(rng, scale, n=400):

@@ -12,14 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro.experiments.histograms import (
-    BASELINE,
-    CLAIMS,
-    judge_figure,
-    paper_repetitions,
-    run_job,
-)
-from ldprepro.verdicts import (
+from ldprepro.claims.verdicts import (
     CLAIM_COLUMNS,
     VERDICTS,
     Claim,
@@ -27,6 +20,13 @@ from ldprepro.verdicts import (
     judge,
     paired_point,
     ratio_of_means_point,
+)
+from ldprepro.papers.bshp.experiment import (
+    BASELINE,
+    CLAIMS,
+    judge_figure,
+    paper_repetitions,
+    run_job,
 )
 
 CITIES = {

@@ -7,8 +7,8 @@ import jinja2
 import pandas as pd
 from docutils.core import publish_parts
 
-from ldprepro.captions import figure_caption, parameters_text
-from ldprepro.verdicts import CLAIM_COLUMNS
+from ldprepro.claims.verdicts import CLAIM_COLUMNS
+from ldprepro.report.captions import figure_caption, parameters_text
 
 
 def claims(*rows):

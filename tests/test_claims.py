@@ -3,10 +3,10 @@
 import numpy as np
 import pandas as pd
 
-from ldprepro.experiments.claims import claims_for, law_tie
-from ldprepro.experiments.ties import same_output_law
-from ldprepro.mechanisms import get_mechanism
-from ldprepro.verdicts import CLAIM_COLUMNS
+from ldprepro.claims.figures import claims_for, law_tie
+from ldprepro.claims.verdicts import CLAIM_COLUMNS
+from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.domain.ties import same_output_law
 
 RNG = np.random.default_rng(0)
 

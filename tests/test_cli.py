@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from ldprepro import cli
-from ldprepro.status import read_unavailable, record_unavailable
+from ldprepro.pipeline import cli
+from ldprepro.pipeline.status import read_unavailable, record_unavailable
 
 
 def test_arguments_pass_through_with_every_later_double_dash(monkeypatch):

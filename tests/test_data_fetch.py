@@ -13,7 +13,7 @@ from data_fixtures import SOCRATA_HEADER, gzip_copy, sha256, socrata_rows, web_s
 
 from ldprepro.data import fetch as F
 from ldprepro.data.build import fetch
-from ldprepro.errors import ChecksumMismatch, DataUnavailable
+from ldprepro.pipeline.errors import ChecksumMismatch, DataUnavailable
 
 
 @pytest.fixture

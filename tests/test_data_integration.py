@@ -18,7 +18,7 @@ import yaml
 from data_fixtures import web_server
 
 from ldprepro.data.build import build_from_files, fetch, needed_files
-from ldprepro.errors import ChecksumMismatch, DataUnavailable
+from ldprepro.pipeline.errors import ChecksumMismatch, DataUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())

@@ -18,7 +18,7 @@ from ldprepro.data import ipums_api
 from ldprepro.data.build import build_ipums, exit_if_unavailable, log_to
 from ldprepro.data.readers import ipums
 from ldprepro.data.table import finalise
-from ldprepro.errors import BadInput, DataUnavailable
+from ldprepro.pipeline.errors import BadInput, DataUnavailable
 
 KEY = "dummy-ipums-key-5f3a9c1e"
 ENTRY = {

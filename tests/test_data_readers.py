@@ -12,7 +12,7 @@ from ldprepro.data.build import build_from_files, fetch, needed_files
 from ldprepro.data.fetch import lock_path
 from ldprepro.data.readers import adult, ipums, nltcs, salaries, vehicle, wisdm
 from ldprepro.data.table import finalise
-from ldprepro.errors import BadInput, ChecksumMismatch
+from ldprepro.pipeline.errors import BadInput, ChecksumMismatch
 
 
 def _entry(kind, files=(), options=None):

@@ -16,7 +16,7 @@ import yaml
 from ldprepro.data import from_unit, k_minus_1, one_hot, ordinal_codes, synthetic, to_unit
 from ldprepro.data.build import build_ipums, build_synthetic
 from ldprepro.data.table import finalise
-from ldprepro.errors import DataUnavailable
+from ldprepro.pipeline.errors import DataUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 

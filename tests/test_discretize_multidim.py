@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 from stats_helpers import assert_discrete_law, assert_mean, assert_variance
 
-from ldprepro.mechanisms import DuchiMultiDim, LaplaceMultiDim, SampledMultiDim, get_mechanism, get_multidim, sampling_k
-from ldprepro.mechanisms.multidim import duchi_md_constant
-from ldprepro.seeding import rng_for
+from ldprepro.domain.mechanisms import (
+    DuchiMultiDim,
+    LaplaceMultiDim,
+    SampledMultiDim,
+    get_mechanism,
+    get_multidim,
+    sampling_k,
+)
+from ldprepro.domain.mechanisms.multidim import duchi_md_constant
+from ldprepro.pipeline.seeding import rng_for
 
 CONTINUOUS = ["pm", "pm_sub", "pm_opt", "hm", "hm_tp"]
 

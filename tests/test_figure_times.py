@@ -238,7 +238,7 @@ def test_every_job_logs_its_own_resources_at_exit(tmp_path):
     log = tmp_path / "job.log"
     script = (
         "import time, types\n"
-        "from ldprepro import jobsetup\n"
+        "from ldprepro.pipeline import jobsetup\n"
         f"smk = types.SimpleNamespace(rule='r', wildcards={{}}, log=[{str(log)!r}], threads=1, config={{}})\n"
         "jobsetup.start(smk)\n"
         "t = time.process_time()\n"

@@ -1,4 +1,4 @@
-"""Correctness tests for ldprepro.frequency (GRR, SUE, OUE, RAPPOR-style UE).
+"""Correctness tests for ldprepro.domain.frequency (GRR, SUE, OUE, RAPPOR-style UE).
 
 Statistical tests use fixed seeds and tolerances derived from the closed-form variances:
 
@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ldprepro.frequency import (
+from ldprepro.domain.frequency import (
     GRR,
     ORACLES,
     OUE,
@@ -33,7 +33,7 @@ from ldprepro.frequency import (
     rappor_channel,
     rappor_privacy,
 )
-from ldprepro.seeding import rng_for
+from ldprepro.pipeline.seeding import rng_for
 
 Z = 5.0  # acceptance in standard errors (Bonferroni over the suite's few thousand checks, see stats_helpers)
 SEED = 20240611

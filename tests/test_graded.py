@@ -1,4 +1,4 @@
-"""Correctness tests for ldprepro.graded (paper 000, HierA; specs/hiera.md §9 items 1-7).
+"""Correctness tests for ldprepro.domain.graded (paper 000, HierA; specs/hiera.md §9 items 1-7).
 
 Statistical tolerances are derived, not tuned:
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from ldprepro.graded import (
+from ldprepro.domain.graded import (
     LHP,
     STEP5_MODES,
     GradedLaplace,
@@ -39,7 +39,7 @@ from ldprepro.graded import (
     plc_convert_records,
     plc_keep_prob,
 )
-from ldprepro.seeding import rng_for
+from ldprepro.pipeline.seeding import rng_for
 
 Z = 5.0  # Bonferroni over the suite's few thousand checks (see tests/stats_helpers.py)
 SEED = 31337

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldprepro.graded import LHP, GradedLaplace, GradedLevels
-from ldprepro.graded_sgd import GradedGradientCollector, component_levels
-from ldprepro.mechanisms import get_mechanism
-from ldprepro.seeding import rng_for
+from ldprepro.domain.graded import LHP, GradedLaplace, GradedLevels
+from ldprepro.domain.graded_sgd import GradedGradientCollector, component_levels
+from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.pipeline.seeding import rng_for
 
 LEVELS = GradedLevels.from_base_eps(0.5)
 LEVELS_1 = GradedLevels.from_base_eps(1.0)

@@ -12,9 +12,8 @@ import pytest
 from scipy import stats
 from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
 
-from ldprepro.experiments.histograms import METHODS, run_job
-from ldprepro.frequency import SUE
-from ldprepro.histograms import (
+from ldprepro.domain.frequency import SUE
+from ldprepro.domain.histograms import (
     BitSampling,
     SplitBaseline,
     integrated_partition,
@@ -24,7 +23,8 @@ from ldprepro.histograms import (
     waterfill,
     wshp_ratios,
 )
-from ldprepro.seeding import rng_for
+from ldprepro.papers.bshp.experiment import METHODS, run_job
+from ldprepro.pipeline.seeding import rng_for
 
 P357 = integrated_partition([3, 5, 7])
 #: a skewed interval histogram of n = 20,000 contributors (salary-like: mass in the low intervals)
@@ -298,8 +298,8 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
     import pandas as pd
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
-    from ldprepro.results import KEY_COLUMNS
-    from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS
+    from ldprepro.claims.verdicts import CLAIM_COLUMNS, VERDICTS
+    from ldprepro.pipeline.results import KEY_COLUMNS
 
     cfg = smoke_config()
     bshp = cfg["bshp"]
@@ -356,8 +356,8 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
 def test_unavailable_city_is_drawn_as_not_available(tmp_path):
     import pandas as pd
 
-    from ldprepro.experiments.histograms import plot_mse_figure, plot_values_figure
-    from ldprepro.results import KEY_COLUMNS
+    from ldprepro.papers.bshp.experiment import plot_mse_figure, plot_values_figure
+    from ldprepro.pipeline.results import KEY_COLUMNS
 
     cities = {"nyc": {"dataset": "salary_nyc", "title": "New York City"}}
     empty = pd.DataFrame(columns=KEY_COLUMNS)

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro.frequency import rappor_channel
-from ldprepro.joint import (
+from ldprepro.data.lopub_adult import equal_width_codes
+from ldprepro.domain.frequency import rappor_channel
+from ldprepro.domain.joint import (
     RRLDP,
     avd,
     design_matrix,
@@ -24,8 +25,7 @@ from ldprepro.joint import (
     true_joint,
     unbiased_bit_counts,
 )
-from ldprepro.joint.adult import equal_width_codes
-from ldprepro.seeding import rng_for
+from ldprepro.pipeline.seeding import rng_for
 
 NLTCS_SIZES = [2] * 16
 ADULT_SIZES = [16, 7, 16, 16, 16, 7, 14, 6, 5, 2, 16, 16, 16, 41, 2]
@@ -235,7 +235,7 @@ def test_adult_derivation_equals_lopub_file(tmp_path):
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
     from ldprepro.data.transform import load
-    from ldprepro.joint import derive_lopub_adult
+    from ldprepro.domain.joint import derive_lopub_adult
 
     build_with_mirror(tmp_path, smoke_config(), ["data/processed/adult.parquet", "data/processed/adult_lopub.parquet"])
     root = tmp_path / "data" / "processed"
@@ -255,7 +255,7 @@ def test_lremh_figures_smoke(tmp_path):
     byte-reproducible (the timing files are not, by nature)."""
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
-    from ldprepro.verdicts import CLAIM_COLUMNS, VERDICTS
+    from ldprepro.claims.verdicts import CLAIM_COLUMNS, VERDICTS
 
     cfg = smoke_config()
     targets = [f"figures/lremh/fig{i}.{ext}" for i in (1, 2, 3, 4) for ext in ("png", "svg")]

@@ -1,4 +1,4 @@
-"""Paper 004's claims (ldprepro.joint.claims) on constructed results with known truth, the exact
+"""Paper 004's claims (ldprepro.papers.lremh.claims) on constructed results with known truth, the exact
 record-level privacy loss behind the theory rows, and the converged-EM control (issue 13)."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro.experiments.joint import experiment_params, runs_control, time_reference
-from ldprepro.frequency import rappor_channel, rappor_privacy
-from ldprepro.joint import RRLDP, em, em_candidates, loglik, true_joint
-from ldprepro.joint.claims import avd_claims, per_run, theory_claims, time_claims
-from ldprepro.joint.rrldp import record_loss, record_loss_enumerated
-from ldprepro.seeding import rng_for
-from ldprepro.verdicts import judge
+from ldprepro.claims.verdicts import judge
+from ldprepro.domain.frequency import rappor_channel, rappor_privacy
+from ldprepro.domain.joint import RRLDP, em, em_candidates, loglik, true_joint
+from ldprepro.domain.joint.rrldp import record_loss, record_loss_enumerated
+from ldprepro.papers.lremh.claims import avd_claims, per_run, theory_claims, time_claims
+from ldprepro.papers.lremh.experiment import experiment_params, runs_control, time_reference
+from ldprepro.pipeline.seeding import rng_for
 
 SEED = 20261123
 RUNS, SUBSETS = 10, 3

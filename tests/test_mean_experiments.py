@@ -11,8 +11,8 @@ import pytest
 from ldprepro.data.availability import availability
 from ldprepro.experiments.mean import mean_error_rows
 from ldprepro.experiments.mean_figures import budget_fraction, panel_columns, panel_values, run_job
-from ldprepro.results import aggregate, tidy_frame
-from ldprepro.seeding import rng_for
+from ldprepro.pipeline.results import aggregate, tidy_frame
+from ldprepro.pipeline.seeding import rng_for
 
 BASE = {"paper": "t", "figure": "fig0", "dataset": "d"}
 

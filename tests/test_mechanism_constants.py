@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from ldprepro.mechanisms import get_mechanism
-from ldprepro.mechanisms.hybrid import HM_EPS_STAR, HM_TP_EPS1, hm_tp_beta
-from ldprepro.mechanisms.piecewise import Piecewise, pm_opt_tau
-from ldprepro.mechanisms.three_outputs import EPS_P00_CAP, optimal_p00
+from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.domain.mechanisms.hybrid import HM_EPS_STAR, HM_TP_EPS1, hm_tp_beta
+from ldprepro.domain.mechanisms.piecewise import Piecewise, pm_opt_tau
+from ldprepro.domain.mechanisms.three_outputs import EPS_P00_CAP, optimal_p00
 
 # §0: worst-case variance; columns Laplace, Duchi, PM, HM, Three-Outputs, PM-OPT, PM-SUB, HM-TP.
 NAMES = ["laplace", "duchi", "pm", "hm", "three_outputs", "pm_opt", "pm_sub", "hm_tp"]
@@ -160,7 +160,7 @@ def test_three_outputs_p00_is_the_cubic_root_and_the_minimiser():
         real = [r.real for r in roots if abs(r.imag) < 1e-12 and 0 <= r.real <= a / (a + 2) + 1e-12]
         assert optimal_p00(eps) == pytest.approx(min(real, key=lambda r: abs(r - optimal_p00(eps))), abs=1e-10)
         # and it minimises the worst-case variance over P00 ∈ [0, a/(a+2)]
-        from ldprepro.mechanisms import ThreeOutputs
+        from ldprepro.domain.mechanisms import ThreeOutputs
 
         grid = np.linspace(0, a / (a + 2), 4001)
         worst = [ThreeOutputs(eps, p00=g).worst_case_variance() for g in grid]
@@ -196,7 +196,7 @@ def test_hm_tp_constants(eps, beta, tmax, var):
         t = np.linspace(0, 1, 100001)
         assert t[np.argmax(m.variance(t))] == pytest.approx(tmax, abs=1e-4)
         # β minimises the worst case: a numerical minimax over β agrees.
-        from ldprepro.mechanisms import Mixture, PMSub, ThreeOutputs
+        from ldprepro.domain.mechanisms import Mixture, PMSub, ThreeOutputs
 
         def worst(b):
             return Mixture(eps, [PMSub(eps), ThreeOutputs(eps)], [b, 1 - b], "x").worst_case_variance()

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldprepro.mechanisms import MECHANISMS, Mixture, get_mechanism, kernels
-from ldprepro.mechanisms.base import CHUNK, FUSED_MIN_SIZE
-from ldprepro.mechanisms.discretize import discretize
+from ldprepro.domain.mechanisms import MECHANISMS, Mixture, get_mechanism, kernels
+from ldprepro.domain.mechanisms.base import CHUNK, FUSED_MIN_SIZE
+from ldprepro.domain.mechanisms.discretize import discretize
 
 EPS_GRID = [1e-6, 0.05, 0.5, 0.6, 0.62, 0.7, 1.0, 1.7, 2.0, 4.0, 8.0, 40.0, 700.0]
 FUSED = [name for name in MECHANISMS if name != "dct"] + ["dct"]
@@ -117,7 +117,7 @@ def test_fused_refuses_bad_input_like_numpy(name, bad, monkeypatch):
 
 def test_subclass_overriding_its_sampler_is_not_fused(monkeypatch):
     """A subclass that changes ``_sample`` must not silently run the parent's compiled loop."""
-    from ldprepro.mechanisms.piecewise import PM
+    from ldprepro.domain.mechanisms.piecewise import PM
 
     class Shifted(PM):
         def _sample(self, x, u, lo=0.0, width=1.0):
@@ -153,7 +153,7 @@ def test_jit_switch_is_read_per_call(monkeypatch):
 def test_fused_duchi_multidim_group_means_equal_numpy(eps, shape, monkeypatch):
     """Duchi's d-dimensional mechanism: the compiled group means equal the per-user path's
     (perturb, then the mean over each group) bit for bit."""
-    from ldprepro.mechanisms import get_multidim
+    from ldprepro.domain.mechanisms import get_multidim
 
     mech = get_multidim("duchi", eps, shape[2])
     x = np.random.default_rng(11).uniform(-1, 1, shape)
@@ -169,7 +169,7 @@ def test_fused_duchi_multidim_group_means_equal_numpy(eps, shape, monkeypatch):
 
 
 def test_fused_duchi_multidim_refuses_bad_input(monkeypatch):
-    from ldprepro.mechanisms import get_multidim
+    from ldprepro.domain.mechanisms import get_multidim
 
     mech = get_multidim("duchi", 1.0, 8)
     x = np.zeros((1, 1000, 8))

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from stats_helpers import assert_continuous_law, assert_discrete_law, assert_mean, assert_variance, piecewise_cdf
 
-from ldprepro.mechanisms import MECHANISM_INFO, MECHANISMS, get_mechanism
-from ldprepro.seeding import rng_for
+from ldprepro.domain.mechanisms import MECHANISM_INFO, MECHANISMS, get_mechanism
+from ldprepro.pipeline.seeding import rng_for
 
 LN2 = math.log(2.0)
 # A grid crossing every regime boundary: ln 2 (Three-Outputs P00 > 0), ε* ≈ 0.6094 (HM),

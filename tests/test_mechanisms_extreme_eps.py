@@ -33,8 +33,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from stats_helpers import Z
 
-from ldprepro.mechanisms import EPS_MAX, EPS_MIN, MECHANISMS, Mixture, get_mechanism
-from ldprepro.seeding import rng_for
+from ldprepro.domain.mechanisms import EPS_MAX, EPS_MIN, MECHANISMS, Mixture, get_mechanism
+from ldprepro.pipeline.seeding import rng_for
 
 ULP = 2.0**-52
 N = 100_000

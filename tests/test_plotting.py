@@ -14,8 +14,8 @@ import pytest
 import yaml
 from matplotlib.colors import to_rgb
 
-from ldprepro import plotting
-from ldprepro.plotting import MECHANISM_STYLE, MIN_COLOUR_DISTANCE, style
+from ldprepro.report import plotting
+from ldprepro.report.plotting import MECHANISM_STYLE, MIN_COLOUR_DISTANCE, style
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "ldprepro"

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro import audit
+from ldprepro.audit import privacy as audit
 from ldprepro.benchmark import runs, tables
-from ldprepro.mechanisms import MECHANISM_INFO, MECHANISMS, PluginError, load_plugins, register_mechanism
-from ldprepro.mechanisms.basic import Laplace
-from ldprepro.mechanisms.contract import check_mechanism
-from ldprepro.mechanisms.registry import plugin_files, unregister_mechanism
+from ldprepro.domain.mechanisms import MECHANISM_INFO, MECHANISMS, PluginError, load_plugins, register_mechanism
+from ldprepro.domain.mechanisms.basic import Laplace
+from ldprepro.domain.mechanisms.contract import check_mechanism
+from ldprepro.domain.mechanisms.registry import plugin_files, unregister_mechanism
 
 PLUGINS = Path(__file__).parent / "plugins"
 LEAKY, TWIN = str(PLUGINS / "leaky_laplace.py"), str(PLUGINS / "laplace_twin.py")

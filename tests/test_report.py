@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ldprepro import report
+from ldprepro.report import tables as report
 
 
 def test_glance_markdown_counts_paper_and_substitute_verdicts_apart():
@@ -149,7 +149,7 @@ def report_entry(dom: str, path: str) -> str:
 
 
 def test_datasets_page_is_generated_from_the_cards():
-    from ldprepro.report import datasets_markdown
+    from ldprepro.report.tables import datasets_markdown
 
     card = {
         "dataset": "toy",

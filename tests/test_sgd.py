@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ldprepro.domain.mechanisms import get_multidim
+from ldprepro.domain.sgd import evaluate, gradients, group_collector, group_size, ldp_sgd, ldp_sgd_fits
 from ldprepro.experiments.sgd_figures import design_matrix, run_job
-from ldprepro.mechanisms import get_multidim
-from ldprepro.results import aggregate, tidy_frame
-from ldprepro.seeding import rng_for
-from ldprepro.sgd import evaluate, gradients, group_collector, group_size, ldp_sgd, ldp_sgd_fits
+from ldprepro.pipeline.results import aggregate, tidy_frame
+from ldprepro.pipeline.seeding import rng_for
 
 
 @pytest.mark.parametrize("model", ["linear", "logistic", "svm"])
@@ -263,10 +263,10 @@ def test_wisdm_k_minus_1_encoding_reproduces_paper_003s_43_dimensions(tmp_path):
     import data_fixtures as fx
     import yaml
 
+    from ldprepro.claims.figures import claims_for
     from ldprepro.data.build import build_from_files
     from ldprepro.data.fetch import sha256_file, write_lock
     from ldprepro.data.transform import load
-    from ldprepro.experiments.claims import claims_for
 
     root = Path(__file__).resolve().parents[1]
     cfg = yaml.safe_load((root / "config.yaml").read_text())
@@ -362,8 +362,8 @@ def test_graded_aggregate_fits_law():
     """HierA's collector on F groups at once against F one-group calls (KS + Welch t, component 0)."""
     from scipy import stats
 
-    from ldprepro.graded import GradedLevels
-    from ldprepro.graded_sgd import GradedGradientCollector
+    from ldprepro.domain.graded import GradedLevels
+    from ldprepro.domain.graded_sgd import GradedGradientCollector
 
     rng = rng_for(13, "g")
     g = rng.uniform(-1, 1, (50, 3))
@@ -486,7 +486,7 @@ def test_graded_job_rows_do_not_depend_on_the_compiled_switch(mechanism, monkeyp
 
 
 def test_take_rows_is_a_bit_exact_gather(monkeypatch):
-    from ldprepro.sgd import take_rows
+    from ldprepro.domain.sgd import take_rows
 
     rng = rng_for(3, "gather")
     X = rng.normal(size=(500, 13))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldprepro.mechanisms import get_multidim
-from ldprepro.seeding import rng_for
-from ldprepro.sgd import _report_kernel, _skip_uniforms, group_collector, ldp_sgd_fits
+from ldprepro.domain.mechanisms import get_multidim
+from ldprepro.domain.sgd import _report_kernel, _skip_uniforms, group_collector, ldp_sgd_fits
+from ldprepro.pipeline.seeding import rng_for
 
 #: Alg. 6 sampling around every compiled 1-D sampler and DCT, Duchi's d-dimensional mechanism,
 #: Laplace ε/d.
@@ -76,7 +76,7 @@ def test_unequal_folds_and_inv_sqrt_t_schedule(monkeypatch):
 def test_large_groups_and_more_steps_than_a_block(monkeypatch):
     """More steps than one block of sampled attributes (blocks of 64 indices here), and a group
     larger than the prefetch distance."""
-    from ldprepro.sgd import _SampledCollector
+    from ldprepro.domain.sgd import _SampledCollector
 
     monkeypatch.setattr(_SampledCollector, "BLOCK_VALUES", 64)
     X, y = _data("linear", n=2_000, d=9)
@@ -198,8 +198,8 @@ def test_graded_collection_compiled_steps_equal_numpy_steps(mechanism, eps, bloc
     user (level by level for the *_at_level references); HierA and graded Laplace keep numpy steps.
     ``block``: components per block (None: the default, one block here; 100: many blocks, the last
     cut by the last step)."""
-    from ldprepro.graded import GradedLevels
-    from ldprepro.graded_sgd import GradedGradientCollector, GradedSteps, component_levels
+    from ldprepro.domain.graded import GradedLevels
+    from ldprepro.domain.graded_sgd import GradedGradientCollector, GradedSteps, component_levels
 
     if block is not None:
         monkeypatch.setattr(GradedSteps, "BLOCK_VALUES", block)
@@ -253,7 +253,7 @@ def test_compiled_flag_says_whether_compiled_steps_run(name, kwargs, expected, m
 def test_dct_settings_run_batched_not_fit_by_fit():
     """DCT's compiled steps draw step by step in Python (its byte stream and uniforms as perturb
     draws them), so a job runs its fits batched; every other compiled collector fit by fit."""
-    from ldprepro.sgd import runs_fit_by_fit
+    from ldprepro.domain.sgd import runs_fit_by_fit
 
     assert not runs_fit_by_fit(group_collector(get_multidim("dct", 1.0, 6)))
     assert runs_fit_by_fit(group_collector(get_multidim("pm", 1.0, 6)))

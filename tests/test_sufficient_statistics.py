@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ldprepro.domain.frequency import GRR
+from ldprepro.domain.graded import LHP, GradedLevels, hiera_estimate_counts, lhp_report_counts, sort_by_level
+from ldprepro.domain.mechanisms import get_multidim
+from ldprepro.domain.sufficient import laplace_sum, laplace_sums_per_step
 from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, make_collector
-from ldprepro.frequency import GRR
-from ldprepro.graded import LHP, GradedLevels, hiera_estimate_counts, lhp_report_counts, sort_by_level
-from ldprepro.mechanisms import get_multidim
-from ldprepro.seeding import rng_for
-from ldprepro.sufficient import laplace_sum, laplace_sums_per_step
+from ldprepro.pipeline.seeding import rng_for
 
 R = 20_000
 ALPHA = 1e-3

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro.verdicts import (
+from ldprepro.claims.verdicts import (
     ALPHA,
     CLAIM_COLUMNS,
     Claim,
@@ -168,7 +168,7 @@ def test_contract_columns_and_vocabulary():
 def test_ratio_of_means_follows_the_means_not_the_geometric_means():
     """A method with larger mean error but more dispersed (often tiny) errors: the geometric mean
     of per-repetition ratios favours it, the ratio of means — what the figure plots — does not."""
-    from ldprepro.verdicts import ratio_of_means_point
+    from ldprepro.claims.verdicts import ratio_of_means_point
 
     rng = np.random.default_rng(9)
     n = 20000

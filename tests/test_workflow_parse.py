@@ -1,4 +1,4 @@
-"""Parse-time helpers of the workflow (ldprepro.pipeline, ldprepro.data.availability): light imports,
+"""Parse-time helpers of the workflow (ldprepro.pipeline.parse, ldprepro.data.availability): light imports,
 the recorded availability decision, compute-only parameters, code fingerprints, lock and summary
 messages, and the file modes of atomic writes."""
 
@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from ldprepro import pipeline
 from ldprepro.data import availability as av
-from ldprepro.io import atomic_write_bytes, atomic_write_text
+from ldprepro.pipeline import parse as pipeline
+from ldprepro.pipeline.io import atomic_write_bytes, atomic_write_text
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
     code = (
-        "import sys, ldprepro.pipeline, ldprepro.data.availability, ldprepro.data.workflow, "
-        "ldprepro.data.entries, ldprepro.jobsetup; "
+        "import sys, ldprepro.pipeline.parse, ldprepro.data.availability, ldprepro.data.workflow, "
+        "ldprepro.data.entries, ldprepro.pipeline.jobsetup; "
         "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))"
     )
     out = subprocess.run(
@@ -60,7 +60,7 @@ def _package_copy(tmp_path) -> Path:
 
 def _hashes(src: Path, scripts: list[str]) -> dict:
     code = (
-        "import json, sys; from ldprepro.pipeline import code_hash; "
+        "import json, sys; from ldprepro.pipeline.parse import code_hash; "
         f"print(json.dumps({{s: code_hash(s) for s in {scripts!r}}}))"
     )
     out = subprocess.run(
@@ -80,7 +80,7 @@ def test_code_hash_follows_the_modules_a_script_imports(tmp_path):
     assert "piecewise.py" not in files[scripts[1]]
     src = _package_copy(tmp_path)
     before = _hashes(src, scripts)
-    with open(src / "ldprepro/mechanisms/piecewise.py", "a") as fh:
+    with open(src / "ldprepro/domain/mechanisms/piecewise.py", "a") as fh:
         fh.write("\n# an edit\n")
     after = _hashes(src, scripts)
     assert before[scripts[0]] != after[scripts[0]]  # the mean/SGD jobs run PM
@@ -119,7 +119,7 @@ def test_an_ipums_key_alone_does_not_change_availability_offline(tmp_path, monke
 
 
 def test_a_job_time_unavailable_record_overrides_the_decision(tmp_path, monkeypatch):
-    from ldprepro.status import record_unavailable
+    from ldprepro.pipeline.status import record_unavailable
 
     monkeypatch.chdir(tmp_path)
     datasets = {"s": {"kind": "synthetic"}}
@@ -171,7 +171,7 @@ def test_job_setup_logs_prints_warnings_and_pins_threads(tmp_path):
     code = """
 import os, sys, warnings
 from types import SimpleNamespace
-from ldprepro import jobsetup
+from ldprepro.pipeline import jobsetup
 smk = SimpleNamespace(threads=3, rule="figure_job", wildcards={"dataset": "adult"}, log=[sys.argv[1]])
 jobsetup.start(smk)
 import numpy  # after start: the pools are sized from the environment

@@ -105,7 +105,7 @@ def test_rerun_semantics_by_dry_run(two_runs, tmp_path):
 
     src = tmp_path / "src"
     shutil.copytree(REPO / "src" / "ldprepro", src / "ldprepro", ignore=shutil.ignore_patterns("__pycache__"))
-    with open(src / "ldprepro/mechanisms/piecewise.py", "a") as fh:
+    with open(src / "ldprepro/domain/mechanisms/piecewise.py", "a") as fh:
         fh.write("\n# an edit of the code PM runs\n")
     jobs = dry_run_jobs(work, src=src)
     # every job whose script imports the mechanisms reruns (the 3 mean jobs, Fig. 4's job, and the

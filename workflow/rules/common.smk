@@ -1,5 +1,5 @@
 # Shared helpers for every stage: paths, the data mirror, availability, resources, the list of
-# top-level targets. Parse-time code lives in light modules (ldprepro.pipeline,
+# top-level targets. Parse-time code lives in light modules (ldprepro.pipeline.parse,
 # ldprepro.data.availability, ldprepro.data.entries): no numpy, pandas or scipy at parse time.
 import os
 import re
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ldprepro.data.availability import decide as decide_availability
-from ldprepro.pipeline import code_hash, compute_params, lock_hint, summary_lines
+from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, summary_lines
 
 # The mirror directory is consulted before the network. Config wins; the environment
 # variable LDPREPRO_DATA_MIRROR is the fallback (CI sets it to ../shared/datasets).
@@ -77,7 +77,7 @@ FIGURE_REGISTRY = []
 # runtime: smoke = measured max x 2 rounded up; paper = the README's paper-scale stage times (HierA's
 # job ~320 s, LREMH 3.6 min, audit 19 s, BSHP 49 s in total) x 3. data_fetch has no benchmark
 # (a download streams to disk; light, and a local rule). Every job is single-threaded (numpy code,
-# BLAS/OpenMP pinned to `threads` by ldprepro.jobsetup), so threads = 1 everywhere.
+# BLAS/OpenMP pinned to `threads` by ldprepro.pipeline.jobsetup), so threads = 1 everywhere.
 # ---------------------------------------------------------------------------------------------
 RESOURCES = {
     #                  smoke: mem_mb, runtime   paper: mem_mb, runtime
@@ -108,7 +108,7 @@ def _plugins_hash():
         return ""  # keeps the parse free of numpy
     import hashlib
 
-    from ldprepro.mechanisms.registry import plugin_files
+    from ldprepro.domain.mechanisms.registry import plugin_files
 
     files = plugin_files(config["mechanism_plugins"])
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16] if files else ""
@@ -125,9 +125,9 @@ def code(script):
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):
-    """Status from the panels' data and roles (ldprepro.figure_status); ``panels``: config dicts
+    """Status from the panels' data and roles (ldprepro.report.figure_status); ``panels``: config dicts
     or dataset names."""
-    from ldprepro.figure_status import figure_status
+    from ldprepro.report.figure_status import figure_status
 
     panels = [p if isinstance(p, dict) else {"dataset": p} for p in panels]
     status, reason = figure_status(panels, unavailable or {})

@@ -3,7 +3,7 @@
 #   results/bshp/<figN>/summary.parquet, claims.parquet
 #   figures/bshp/<figN>.png, .svg                     Figs. 1-3 one city each, Figs. 4-5 a panel per city
 # Cities whose dataset cannot be obtained here are drawn as "not available: <reason>".
-from ldprepro.pipeline import figure_cities
+from ldprepro.pipeline.parse import figure_cities
 
 BSHP = config.get("bshp", {})
 BSHP_FIGURES = {fig: figure_params("bshp", fig) for fig in BSHP if fig.startswith("fig")}

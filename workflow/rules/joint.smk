@@ -5,7 +5,7 @@
 #   figures/lremh/<figN>.png, .svg                              one panel per f
 # One job per experiment (dataset) runs all methods on the same reports, so the timings of a
 # figure come from one process on one machine. An unobtainable dataset gives "not available" panels.
-from ldprepro.pipeline import experiment_outputs, experiment_params
+from ldprepro.pipeline.parse import experiment_outputs, experiment_params
 
 LREMH_EXPERIMENTS = {
     name: experiment_params(config["lremh"], name, config["scale"])

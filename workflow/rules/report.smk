@@ -103,7 +103,7 @@ rule readme_figures:
         "../scripts/readme_figures.py"
 
 
-# Report captions generated from each figure's claims table (ldprepro.captions): its title, the
+# Report captions generated from each figure's claims table (ldprepro.report.captions): its title, the
 # paper's claim, our verdict and test per claim, the parameters, the panels not available here.
 CAPTIONS = {(f["paper"], f["figure"]): f for f in FIGURE_REGISTRY}
 ALL_TARGETS.extend(f"results/{p}/{fig}/caption.rst" for p, fig in CAPTIONS)

@@ -1,13 +1,13 @@
 """Audit one family of mechanisms at every configured ε (one ε at a time, for progress)."""
 
-from ldprepro.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
 import pandas as pd  # noqa: E402
 
-from ldprepro.audit import run_family  # noqa: E402
-from ldprepro.io import write_parquet  # noqa: E402
+from ldprepro.audit.privacy import run_family  # noqa: E402
+from ldprepro.pipeline.io import write_parquet  # noqa: E402
 
 cfg = snakemake.params.cfg  # noqa: F821
 family = snakemake.wildcards.family  # noqa: F821

@@ -1,15 +1,15 @@
 """The benchmark's combined table, privacy table, per-cell ranking, winners, generated markdown
 and figures (ldprepro.benchmark)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from ldprepro.benchmark import plots, tables  # noqa: E402
-from ldprepro.io import atomic_write_text  # noqa: E402
-from ldprepro.results import write_results  # noqa: E402
+from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+from ldprepro.pipeline.results import write_results  # noqa: E402
 
 sm = snakemake  # noqa: F821
 results = tables.combine([pd.read_parquet(p) for p in sm.input.jobs])

@@ -1,6 +1,6 @@
 """Snakemake script: put one verified raw file at data/raw/{dataset}/{filename}."""
 
-from ldprepro.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821
 

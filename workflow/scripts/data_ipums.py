@@ -1,6 +1,6 @@
 """Snakemake script: locate (user extract) or obtain (IPUMS API) an IPUMS extract and normalise."""
 
-from ldprepro.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821
 

@@ -1,6 +1,6 @@
 """Snakemake script: raw files -> data/processed/{dataset}.parquet + .json (data card)."""
 
-from ldprepro.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821
 

@@ -1,6 +1,6 @@
 """Snakemake script: generate a synthetic dataset (seeded by config seed + its parameters)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 

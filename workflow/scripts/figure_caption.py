@@ -1,13 +1,13 @@
-"""The report caption of one figure, generated from its claims table (ldprepro.captions)."""
+"""The report caption of one figure, generated from its claims table (ldprepro.report.captions)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ldprepro.captions import figure_caption  # noqa: E402
-from ldprepro.io import atomic_write_text  # noqa: E402
+from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+from ldprepro.report.captions import figure_caption  # noqa: E402
 
 sm = snakemake  # noqa: F821
 fig = sm.params.figure

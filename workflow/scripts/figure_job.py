@@ -3,7 +3,7 @@ Dispatches on the figure's kind. Mean estimation runs one ε at a time (every ra
 keyed by ε, so the rows are the same as in one call) to log progress per ε; LDP-SGD runs every ε
 in one call, fit after fit (each fit's rows are gathered once for all ε), and logs progress per fit."""
 
-from ldprepro.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
@@ -12,7 +12,7 @@ from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
 from ldprepro.experiments import mean_figures, sgd_figures  # noqa: E402
-from ldprepro.results import tidy_frame, write_results  # noqa: E402
+from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 w = snakemake.wildcards  # noqa: F821
 fig = snakemake.params.fig  # noqa: F821 (compute parameters only: no titles or labels)

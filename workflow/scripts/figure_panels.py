@@ -3,10 +3,10 @@
 The curve is drawn from the paper's repetitions (``reps``); the claims are tested on every
 repetition run (``test_reps`` adds ours, for power)."""
 
-from ldprepro.experiments.claims import claims_for
+from ldprepro.claims.figures import claims_for
 from ldprepro.experiments.mean_figures import plot_mean_figure
-from ldprepro.io import write_parquet
-from ldprepro.results import KEY_COLUMNS, aggregate, read_results
+from ldprepro.pipeline.io import write_parquet
+from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
 
 p = snakemake.params
 raw = read_results(snakemake.input)

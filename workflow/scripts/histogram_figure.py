@@ -6,15 +6,15 @@ decided on every repetition, the extra ones run for the tests (``claim_reps``) i
 import json
 from pathlib import Path
 
-from ldprepro.experiments.histograms import (
+from ldprepro.papers.bshp.experiment import (
     figure_claims,
     judge_figure,
     paper_repetitions,
     plot_mse_figure,
     plot_values_figure,
 )
-from ldprepro.io import write_parquet
-from ldprepro.results import KEY_COLUMNS, aggregate, read_results
+from ldprepro.pipeline.io import write_parquet
+from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
 
 p = snakemake.params
 raw = read_results(snakemake.input.jobs)

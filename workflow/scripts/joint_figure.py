@@ -1,9 +1,9 @@
-"""Aggregate one paper-004 figure, judge the paper's claims (ldprepro.joint.claims), draw it (one panel per f)."""
+"""Aggregate one paper-004 figure, judge the paper's claims (ldprepro.papers.lremh.claims), draw it (one panel per f)."""
 
-from ldprepro.experiments.joint import figure_claims, plot_figure
-from ldprepro.frequency import rappor_privacy
-from ldprepro.io import write_parquet
-from ldprepro.results import KEY_COLUMNS, aggregate, read_results
+from ldprepro.domain.frequency import rappor_privacy
+from ldprepro.papers.lremh.experiment import figure_claims, plot_figure
+from ldprepro.pipeline.io import write_parquet
+from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
 
 p = snakemake.params
 exp = p.exp

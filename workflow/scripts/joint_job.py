@@ -1,14 +1,14 @@
 """One paper-004 experiment: every run × f × k × subset × method on one dataset (timings in one process)."""
 
-from ldprepro.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
 from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
-from ldprepro.experiments.joint import dataset_codes, run_experiment  # noqa: E402
-from ldprepro.results import tidy_frame, write_results  # noqa: E402
+from ldprepro.papers.lremh.experiment import dataset_codes, run_experiment  # noqa: E402
+from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 exp = snakemake.params.exp  # noqa: F821
 df, card = load(exp["dataset"], root=Path(snakemake.input.parquet).parent)  # noqa: F821

@@ -1,8 +1,8 @@
 """Aggregate Zhao et al. Fig. 1, judge the paper's claims and draw the figure."""
 
-from ldprepro.experiments.worst_case import fig1_claims, plot_fig1
-from ldprepro.io import write_parquet
-from ldprepro.results import aggregate, read_results
+from ldprepro.papers.ldpfl.mechanism_figures import fig1_claims, plot_fig1
+from ldprepro.pipeline.io import write_parquet
+from ldprepro.pipeline.results import aggregate, read_results
 
 raw = read_results(snakemake.input)
 summary = aggregate(raw)

@@ -1,12 +1,12 @@
 """Zhao et al. Fig. 4: PM-OPT's output density (exact pdf and a histogram of its outputs)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
-from ldprepro.experiments.worst_case import fig4_claims, fig4_rows, plot_fig4  # noqa: E402
-from ldprepro.io import write_parquet  # noqa: E402
-from ldprepro.results import tidy_frame, write_results  # noqa: E402
+from ldprepro.papers.ldpfl.mechanism_figures import fig4_claims, fig4_rows, plot_fig4  # noqa: E402
+from ldprepro.pipeline.io import write_parquet  # noqa: E402
+from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 fig = snakemake.params.fig  # noqa: F821
 df = tidy_frame(

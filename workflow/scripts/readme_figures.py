@@ -3,7 +3,7 @@
 (docs/figures/verdicts.md) and the "Results at a glance" block (docs/figures/at_a_glance.md; splice
 it into README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
@@ -12,8 +12,8 @@ import json  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from ldprepro import report  # noqa: E402
-from ldprepro.io import atomic_path, atomic_write_text  # noqa: E402
-from ldprepro.verdict_tables import verdicts_markdown  # noqa: E402
+from ldprepro.claims.tables import verdicts_markdown  # noqa: E402
+from ldprepro.pipeline.io import atomic_path, atomic_write_text  # noqa: E402
 
 sm = snakemake  # noqa: F821
 for src, dest in zip(

@@ -4,7 +4,7 @@ joint_figure.py, ldpfl_fig1_figure.py) with the job's log, warnings and threads 
 The rule passes ``params.code`` = the fingerprint of the rendering script and the package code it
 imports, so editing either reruns the rendering (Snakemake itself watches only this file)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 

@@ -1,7 +1,7 @@
 """Render the report's tables from pipeline outputs: claims, audit, data cards, provenance (the
 stage timings come from the benchmark files declared as this rule's inputs, not from a glob)."""
 
-from ldprepro.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
@@ -10,7 +10,7 @@ import json  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ldprepro import report  # noqa: E402
-from ldprepro.io import atomic_write_text  # noqa: E402
+from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
 
 sm = snakemake  # noqa: F821
 out = sm.output

@@ -11,8 +11,8 @@ from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ..plotting import plt, save_figure, set_suptitle, shared_legend, style
-from .tables import TASK_TITLES
+from ldprepro.benchmark.tables import TASK_TITLES
+from ldprepro.report.plotting import plt, save_figure, set_suptitle, shared_legend, style
 
 #: colours for mechanisms that share a hue in the per-paper figures but meet in the benchmark
 #: (Harmony and PM-OPT are both sky blue there, DCT and PM-SUB both reddish purple): Paul Tol's
@@ -21,7 +21,7 @@ BENCHMARK_COLOURS = {"harmony": "#999933", "dct": "#000000"}
 
 
 def bench_style(name: str) -> dict:
-    """:func:`ldprepro.plotting.style` with the benchmark's colour overrides."""
+    """:func:`ldprepro.report.plotting.style` with the benchmark's colour overrides."""
     st = style(name)
     if name in BENCHMARK_COLOURS:
         st["color"] = BENCHMARK_COLOURS[name]

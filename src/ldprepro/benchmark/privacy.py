@@ -3,7 +3,7 @@ audit's empirical lower bound where the audit covered that ε.
 
 A mechanism whose exact loss exceeds the ε it is run at is not ε-LDP and can never be "best"
 (:mod:`.winners`). The exact loss of a 1-D mechanism is the audit's own computation from its
-pmf/pdf (:func:`ldprepro.audit.numeric_exact_loss`), so a mechanism added to the registry is
+pmf/pdf (:func:`ldprepro.audit.privacy.numeric_exact_loss`), so a mechanism added to the registry is
 judged by its law, not by what it claims. A multidimensional collection inherits the verdict of
 its 1-D mechanism (Zhao et al. Alg. 6 samples k attributes at ε/k each: sequential composition;
 Duchi's and Laplace's collections are ε-LDP by their papers' proofs and audited in the audit's
@@ -16,9 +16,9 @@ import math
 
 import pandas as pd
 
-from ..audit import numeric_exact_loss
-from ..frequency import get_oracle
-from ..mechanisms import get_mechanism
+from ldprepro.audit.privacy import numeric_exact_loss
+from ldprepro.domain.frequency import get_oracle
+from ldprepro.domain.mechanisms import get_mechanism
 
 #: the audit's relative tolerance on "exact loss ≤ ε" (floating point of the log-ratio computation)
 TOLERANCE = 1e-9

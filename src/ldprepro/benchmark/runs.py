@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiments.mean import mean_error_rows
-from ..experiments.mean_figures import panel_values
-from ..frequency import get_oracle
-from ..mechanisms import MECHANISMS
-from ..seeding import rng_for
-from .naming import panel_columns, panel_label
+from ldprepro.benchmark.naming import panel_columns, panel_label
+from ldprepro.domain.frequency import get_oracle
+from ldprepro.domain.mechanisms import MECHANISMS
+from ldprepro.experiments.mean import mean_error_rows
+from ldprepro.experiments.mean_figures import panel_values
+from ldprepro.pipeline.seeding import rng_for
 
 FREQUENCY_ORACLES = ("grr", "sue", "oue")
 
@@ -113,7 +113,7 @@ def sgd_job(entry: dict, panel: dict, df: pd.DataFrame, card: dict, seed: int) -
     configured test metric per (ε, cross-validation repetition × fold). The folds are keyed by the
     dataset, not the mechanism, so every mechanism is trained and tested on the same splits and the
     repetitions pair across mechanisms."""
-    from ..experiments.sgd_figures import run_job
+    from ldprepro.experiments.sgd_figures import run_job
 
     fig = {k: v for k, v in entry.items() if k not in ("panels", "mechanisms")} | {"kind": "sgd"}
     name = panel_label(panel)

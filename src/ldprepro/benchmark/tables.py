@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
-from .privacy import privacy_table
-from .winners import rank_cells, winners
+from ldprepro.benchmark.privacy import privacy_table
+from ldprepro.benchmark.winners import rank_cells, winners
 
 TASK_TITLES = {
     "mean": "Mean estimation (MSE of the mean)",

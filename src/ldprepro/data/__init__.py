@@ -17,7 +17,7 @@ __all__ = ["complete_cases", "domains", "from_unit", "k_minus_1", "load", "one_h
 
 def __getattr__(name):
     if name in __all__:
-        from . import transform
+        from ldprepro.data import transform
 
         return getattr(transform, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ A dataset is obtainable when
   once).
 
 A dataset that was decided obtainable but whose job then raised DataUnavailable (e.g. the IPUMS
-API refused the request) leaves a record under ``logs/unavailable/`` (ldprepro.status); records
+API refused the request) leaves a record under ``logs/unavailable/`` (ldprepro.pipeline.status); records
 newer than the decision override it, so the next run draws its panels as "not available".
 
 Imports nothing heavy: this module runs at every parse of the workflow.
@@ -33,12 +33,12 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .entries import RAW_ROOT, needed_files
+from ldprepro.data.entries import RAW_ROOT, needed_files
 
 KEY_ENV = "IPUMS_API_KEY"  # the same name as ldprepro.data.ipums_api.KEY_ENV
 IPUMS_API_HOST = "api.ipums.org"
 RECORD = Path("results") / "availability.json"
-UNAVAILABLE_DIR = Path("logs") / "unavailable"  # the same folder as ldprepro.status.UNAVAILABLE_DIR
+UNAVAILABLE_DIR = Path("logs") / "unavailable"  # the same folder as ldprepro.pipeline.status.UNAVAILABLE_DIR
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,7 +120,7 @@ def decide(datasets: dict, mirror: str = "", extract_dir: str = "", refresh: boo
     (only the main Snakemake process writes; cluster jobs read). Job-time DataUnavailable records
     newer than a decision override it.
     """
-    from ..io import atomic_write_text  # light: os/tempfile only
+    from ldprepro.pipeline.io import atomic_write_text  # light: os/tempfile only
 
     record = Path(record)
     old = {} if refresh else _read(record).get("datasets", {})

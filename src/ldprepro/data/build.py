@@ -3,7 +3,7 @@
 Entry points used by the Snakemake scripts (workflow/scripts/data_*.py):
 :func:`needed_files` (which raw files a config entry needs), :func:`fetch`, :func:`build_from_files`,
 :func:`build_synthetic`, :func:`build_ipums`. Unavailable data is recorded with
-``ldprepro.status.record_unavailable`` before DataUnavailable propagates.
+``ldprepro.pipeline.status.record_unavailable`` before DataUnavailable propagates.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import DataUnavailable
-from ..status import record_unavailable
-from . import ipums_api, synthetic
-from .fetch import Fetched, fetch_file, verify_raw
-from .readers import READERS
-from .readers import ipums as ipums_reader
-from .entries import RAW_ROOT, needed_files  # noqa: F401 (re-exported)
-from .table import data_card, finalise, write_outputs
+from ldprepro.pipeline.errors import DataUnavailable
+from ldprepro.pipeline.status import record_unavailable
+from ldprepro.data import ipums_api, synthetic
+from ldprepro.data.fetch import Fetched, fetch_file, verify_raw
+from ldprepro.data.readers import READERS
+from ldprepro.data.readers import ipums as ipums_reader
+from ldprepro.data.entries import RAW_ROOT, needed_files  # noqa: F401 (re-exported)
+from ldprepro.data.table import data_card, finalise, write_outputs
 
 FILE_KINDS = set(READERS)
 # RAW_ROOT and needed_files live in the light module .entries (the workflow reads them at parse

@@ -38,8 +38,8 @@ from typing import Any
 import pooch
 import requests
 
-from ..errors import ChecksumMismatch, DataUnavailable, LdpreproError
-from ..io import atomic_path, atomic_write_text
+from ldprepro.pipeline.errors import ChecksumMismatch, DataUnavailable, LdpreproError
+from ldprepro.pipeline.io import atomic_path, atomic_write_text
 
 #: (connect, read) timeouts in seconds. Short enough that an offline run fails in seconds.
 TIMEOUT = (5.0, 60.0)

@@ -25,8 +25,8 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..errors import DataUnavailable
-from .fetch import check, lock_path, read_lock, sha256_file, short_reason, write_lock
+from ldprepro.pipeline.errors import DataUnavailable
+from ldprepro.data.fetch import check, lock_path, read_lock, sha256_file, short_reason, write_lock
 
 KEY_ENV = "IPUMS_API_KEY"
 API_URL = "https://api.ipums.org"

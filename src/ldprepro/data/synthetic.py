@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..seeding import rng_for
-from .table import Column, Table
+from ldprepro.pipeline.seeding import rng_for
+from ldprepro.data.table import Column, Table
 
 LO, HI = -1.0, 1.0
 
@@ -78,5 +78,5 @@ def generate(dataset: str, options: dict, seed: int, scale: str = "paper") -> Ta
     df.index = pd.RangeIndex(1, n + 1, name="row")
     t = Table(df, [Column(c, "numeric", [LO, HI]) for c in cols], f"synthetic:{dataset}", n)
     t.extra["generator"] = {"seed": seed, "key": key, "scale": scale,
-                            "rng": "numpy PCG64 via ldprepro.seeding.rng_for(seed, key)"}
+                            "rng": "numpy PCG64 via ldprepro.pipeline.seeding.rng_for(seed, key)"}
     return t

@@ -25,9 +25,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import __version__
-from ..errors import BadInput
-from ..io import atomic_write_text, write_parquet
+from ldprepro import __version__
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.pipeline.io import atomic_write_text, write_parquet
 
 OBSERVED = "observed"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .entries import needed_files
+from ldprepro.data.entries import needed_files
 
 NOT_FILE_KINDS = ("synthetic", "ipums")
 

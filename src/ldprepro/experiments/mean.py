@@ -21,11 +21,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..mechanisms import get_mechanism, get_multidim
-from ..mechanisms.basic import Laplace
-from ..mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
-from ..seeding import rng_for
-from ..sufficient import laplace_sum
+from ldprepro.domain.mechanisms import get_mechanism, get_multidim
+from ldprepro.domain.mechanisms.basic import Laplace
+from ldprepro.domain.mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
+from ldprepro.domain.sufficient import laplace_sum
+from ldprepro.pipeline.seeding import rng_for
 
 
 class PerturbAndAverage:
@@ -71,7 +71,7 @@ class HierAEstimator:
     def __init__(
         self, eps: float, mu: int = 2, step5_mode: str = "intended", clip: bool = True, multipliers=(5, 4, 3, 2, 1)
     ):
-        from ..graded import GradedLevels, HierA
+        from ldprepro.domain.graded import GradedLevels, HierA
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
         self.model = HierA(self.levels, mu=mu, step5_mode=step5_mode, clip=clip)
@@ -79,7 +79,7 @@ class HierAEstimator:
 
     def estimate(self, x, rng):
         """Count path with the users sorted by level once per data set (not once per repetition)."""
-        from ..graded import sort_by_level
+        from ldprepro.domain.graded import sort_by_level
 
         if self._sorted_for is not x:
             self._sorted, self._sorted_for = sort_by_level(x, self.levels), x
@@ -89,7 +89,7 @@ class HierAEstimator:
         return self.model.run(x, rng, path="record")
 
     def var_of_mean(self, x):
-        from ..graded import hiera_variance
+        from ldprepro.domain.graded import hiera_variance
 
         if self.model.step5_mode != "intended":
             return None
@@ -100,7 +100,7 @@ class GradedLaplaceEstimator(PerturbAndAverage):
     """Paper 000's baseline: Lap(2/ε_level(x)) with the budget of the user's own level (not LDP)."""
 
     def __init__(self, eps: float, multipliers=(5, 4, 3, 2, 1)):
-        from ..graded import GradedLaplace, GradedLevels
+        from ldprepro.domain.graded import GradedLaplace, GradedLevels
 
         super().__init__(
             GradedLaplace(GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers)))
@@ -125,7 +125,7 @@ class AtLevelEstimator:
     "graded methods are better" from "graded methods spend more". Unbiased: each output is."""
 
     def __init__(self, base: str, eps: float, multipliers=(5, 4, 3, 2, 1)):
-        from ..graded import GradedLevels
+        from ldprepro.domain.graded import GradedLevels
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
         self.mechs = [get_mechanism(base, float(e)) for e in self.levels.eps]

@@ -15,8 +15,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..data.transform import to_unit
-from .mean import mean_error_rows
+from ldprepro.data.transform import to_unit
+from ldprepro.experiments.mean import mean_error_rows
 
 CURVE_PARAMS = ("alpha", "discretize", "mu", "clip", "eps", "group_rule")
 
@@ -120,7 +120,7 @@ RESCALED = "(attribute rescaled to [−1, 1])"
 
 def curve_label(row: pd.Series, params=CURVE_PARAMS) -> str:
     """Mechanism label plus the curve's parameters (those in ``params``)."""
-    from ..plotting import style
+    from ldprepro.report.plotting import style
 
     label = style(row["mechanism"])["label"]
     symbol = {"alpha": "α", "mu": "μ", "eps": "ε"}
@@ -143,7 +143,7 @@ def _panel_curves(s: pd.DataFrame, metric: str, xcol: str, x_params: tuple, swee
     its levels (rows without an x value, drawn as horizontal lines)."""
     from matplotlib import colormaps
 
-    from ..plotting import style, variant
+    from ldprepro.report.plotting import style, variant
 
     # a parameter is a curve only when it varies here (ε only off the x axis)
     curve_cols = ["mechanism"] + [
@@ -226,7 +226,7 @@ def plot_mean_figure(
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from ..plotting import (
+    from ldprepro.report.plotting import (
         LINESTYLE,
         curves_overlap,
         draw_ratio_panel,

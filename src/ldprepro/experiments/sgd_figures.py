@@ -31,12 +31,12 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
 
-from ..data.transform import to_unit
-from ..graded import GradedLevels
-from ..graded_sgd import GradedGradientCollector, GradedSteps, component_levels, mean_budget_factor
-from ..mechanisms import get_multidim
-from ..seeding import rng_for
-from ..sgd import evaluate_many, group_collector, group_size, ldp_sgd_fits, runs_fit_by_fit, take_rows
+from ldprepro.data.transform import to_unit
+from ldprepro.domain.graded import GradedLevels
+from ldprepro.domain.graded_sgd import GradedGradientCollector, GradedSteps, component_levels, mean_budget_factor
+from ldprepro.domain.mechanisms import get_multidim
+from ldprepro.domain.sgd import evaluate_many, group_collector, group_size, ldp_sgd_fits, runs_fit_by_fit, take_rows
+from ldprepro.pipeline.seeding import rng_for
 
 ENCODINGS = ("k_minus_1", "one_hot")
 GROUP_RULES = ("paper", "fixed")
@@ -127,7 +127,7 @@ def _levels(fig: dict, eps: float) -> GradedLevels:
 def _collector(fig: dict, mechanism: str, eps: float, d: int, disc: int | None, params: dict, side: np.ndarray | None):
     """``collect(grads, rows, rng)`` for one ε (``sgd.group_collector``): Alg. 6 multidimensional
     perturbation (papers 002, 003), or paper 000's graded collection (``collector: graded``;
-    ``ldprepro.graded_sgd``), which needs each user's component levels ``side``."""
+    ``ldprepro.domain.graded_sgd``), which needs each user's component levels ``side``."""
     if mechanism == "non_private":
         return group_collector()
     if fig.get("collector", "multidim") == "graded":

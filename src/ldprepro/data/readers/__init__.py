@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import adult, generic, lopub, nltcs, salaries, vehicle, wisdm
-from ..table import Table
+from ldprepro.data.readers import adult, generic, lopub, nltcs, salaries, vehicle, wisdm
+from ldprepro.data.table import Table
 
 # kind -> reader(paths by file name, options, file entries, log) -> Table
 READERS: dict[str, Callable[..., Table]] = {

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Table
-from .common import read_csv
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
+from ldprepro.data.readers.common import read_csv
 
 NAMES = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
          "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",

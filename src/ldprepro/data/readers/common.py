@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
+from ldprepro.pipeline.errors import BadInput
 
 
 def read_csv(path: str | Path, *, first_line: int = 2, **kw) -> pd.DataFrame:

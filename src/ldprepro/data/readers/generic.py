@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Table
-from .common import one_based_index, read_csv, require_columns
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
+from ldprepro.data.readers.common import one_based_index, read_csv, require_columns
 
 
 def read(paths: dict[str, Path], options: dict) -> Table:

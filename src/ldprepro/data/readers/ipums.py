@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Table
-from .common import check_field_counts, read_csv
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
+from ldprepro.data.readers.common import check_field_counts, read_csv
 
 try:  # the `ipums` extra
     from ipumspy import readers as ipumspy_readers

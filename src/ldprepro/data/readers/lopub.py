@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import BadInput
-from ..table import Column, Table
-from .nltcs import read_dat
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
+from ldprepro.data.readers.nltcs import read_dat
 
 
 def read_domain(path: Path) -> list[tuple[str, str, list[int]]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Table
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
 
 
 def read_domain(path: Path) -> int:

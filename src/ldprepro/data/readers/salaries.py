@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Table
-from .common import one_based_index, parse_money, read_csv, require_columns, snake
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
+from ldprepro.data.readers.common import one_based_index, parse_money, read_csv, require_columns, snake
 
 BALTIMORE = {"name": "name", "jobtitle": "job_title", "agencyid": "agency_id",
              "deptid": "agency_id", "agency": "agency", "descr": "agency",

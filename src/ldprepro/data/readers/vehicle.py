@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Table
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Table
 
 MEMBER = re.compile(r"(?:^|/)(?P<run>(?:aav|dw)\d+)/(?P<mod>acoustic|seismic)_\d+/features/"
                     r"(?P=run)evfeat(?P<node>\d+)_1_(?P<m>[12])\.txt$")

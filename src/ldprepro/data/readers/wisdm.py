@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import BadInput
-from ..table import Column, Drop, Table
+from ldprepro.pipeline.errors import BadInput
+from ldprepro.data.table import Column, Drop, Table
 
 ACTIVITIES = ["Downstairs", "Jogging", "Sitting", "Standing", "Upstairs", "Walking"]
 RAW_NAME = re.compile(r"(?:^|/)WISDM_ar_v1\.1_raw\.txt$")

@@ -1,0 +1,12 @@
+"""The LDP domain: what the papers define, with no data frames, plots or paper keys.
+
+- ``mechanisms``: numeric LDP mechanisms (Laplace, Duchi, Harmony, PM, HM, Three-Outputs, PM-OPT,
+  PM-SUB, HM-TP, DCT), discretisation, multidimensional wrappers, their exact privacy loss;
+- ``frequency``: frequency oracles (GRR, unary encoding, RAPPOR-style randomised response);
+- ``graded`` and ``graded_sgd``: graded (hierarchical) LDP of paper 000 (graded Laplace, LHP, PLC, HierA);
+- ``histograms``: bit-sampling histogram publication of paper 001 (BSHP, WSHP);
+- ``joint``: RR-LDP joint-distribution estimation of paper 004 (EM, LREMH);
+- ``sgd``: LDP stochastic gradient descent (Zhao et al., Algorithm 1), ``sufficient``: exact
+  sufficient-statistic samplers, ``ties``: identical output laws.
+
+Imports only numpy, scipy and numba (tests/test_layout.py checks it)."""

@@ -1,0 +1,1 @@
+"""Paper 001: histogram publication with bit sampling (BSHP, WSHP); docs/papers/bshp.md."""

@@ -1,0 +1,1 @@
+"""Paper 004: RR-LDP and LREMH joint-distribution estimation; docs/papers/lremh.md."""

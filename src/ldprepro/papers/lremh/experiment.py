@@ -1,0 +1,385 @@
+"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: runner and plotting (the claims: :mod:`ldprepro.papers.lremh.claims`).
+
+One job per experiment (dataset) runs every method on the same reports, so the timings of EM,
+LASSO and LREMH come from the same process on the same machine. Per run: a fresh user sample
+(20 % of NLTCS, 10 % of Adult), then per f one RR-LDP collection (two-stage path), then per k and
+per fixed random k-subset the estimators on the subset's bit blocks (common random numbers: every
+method sees the same reports). Only the estimation is timed: the CPU time of the job's process
+(``time.process_time``) around the estimator call, BLAS limited to one thread, so that the jobs
+running beside it on a shared machine do not enter the timings (wall-clock timings flipped
+verdicts between otherwise identical runs).
+
+Besides the paper's EM, LASSO and LREMH (EM stopped by the paper's gap 0.001, [U] reading
+max|Δθ|), the control ``em_converged`` / ``lremh_converged`` (ours, issue 13) runs the same EM to
+convergence (config ``lremh.converged``), on the first ``converged.subsets`` subsets of each run.
+
+Timing rows (metrics ``time_s``, ``time_ratio_to_lremh``) go to the time figure's files; every other
+metric (``avd``, ``iterations``, ``converged``, ``loglik``, ``candidates``, LREMH's
+``pruned_true_mass`` and ``kept_fraction``) goes to the AVD figure's files, which are
+byte-reproducible; the timing files are not. ``rep`` = run × (number of subsets) + subset index.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import numpy as np
+import pandas as pd
+
+from ldprepro.data.lopub_adult import derive_lopub_adult
+from ldprepro.domain.joint import RRLDP, avd, em, em_candidates, lasso, loglik, lremh, memory_estimate, true_joint
+from ldprepro.papers.lremh.claims import avd_claims, figure_claims, theory_claims, time_claims  # noqa: F401 (claims live there)
+from ldprepro.pipeline.seeding import rng_for
+
+PAPER = "lremh"
+METHODS = ("em", "lasso", "lremh", "em_converged", "lremh_converged")
+TIME_METRICS = ("time_s", "time_ratio_to_lremh")
+
+
+# ------------------------------------------------------------------------------------------------
+# configuration helpers (used by workflow/rules/joint.smk)
+# ------------------------------------------------------------------------------------------------
+
+
+# experiment_params / experiment_outputs: in ldprepro.pipeline.parse (parse-time, no pandas); re-exported.
+from ldprepro.pipeline.parse import experiment_outputs, experiment_params  # noqa: E402,F401
+
+# ------------------------------------------------------------------------------------------------
+# data
+# ------------------------------------------------------------------------------------------------
+
+
+def dataset_codes(dataset: str, df: pd.DataFrame, card: dict) -> tuple[np.ndarray, list[int], list[str]]:
+    """(N, d) integer codes, domain sizes, column names. ``adult`` (the UCI table) is discretised
+    here with :func:`derive_lopub_adult`; ``adult_lopub`` and ``nltcs`` are already coded."""
+    if dataset == "adult":
+        coded = derive_lopub_adult(df)
+        sizes = [int(coded[c].max()) + 1 for c in coded.columns]
+        return coded.to_numpy(np.int64), sizes, list(coded.columns)
+    cols = [c for c in card["columns"]]
+    sizes = [len(c["categories"]) for c in cols]
+    names = [c["name"] for c in cols]
+    codes = np.column_stack([np.asarray(df[n].astype("int64")) for n in names])
+    return codes, sizes, names
+
+
+def draw_subsets(d: int, k: int, count: int, seed: int, dataset: str) -> list[tuple[int, ...]]:
+    """``count`` distinct random k-subsets of range(d) (all of them if fewer exist), fixed per
+    (dataset, k) and shared by every run and f."""
+    total = math.comb(d, k)
+    if total <= count:
+        return list(itertools.combinations(range(d), k))
+    rng = rng_for(seed, {"paper": PAPER, "dataset": dataset, "what": "subsets", "k": int(k)})
+    seen: list[tuple[int, ...]] = []
+    while len(seen) < count:
+        s = tuple(sorted(int(x) for x in rng.choice(d, size=k, replace=False)))
+        if s not in seen:
+            seen.append(s)
+    return seen
+
+
+# ------------------------------------------------------------------------------------------------
+# runner
+# ------------------------------------------------------------------------------------------------
+
+
+#: the converged-EM control (ours, issue 13): the same estimators run to convergence
+CONTROLS = {"em_converged": "em", "lremh_converged": "lremh"}
+
+
+def _estimators(exp: dict) -> dict:
+    e, la = exp["em"], exp["lasso"]
+    em_kw = {"gap": float(e["gap"]), "stop": e["stop"], "max_iter": int(e["max_iter"])}
+    la_kw = {"alpha": float(la["alpha"]), "mode": la["mode"], "max_iter": int(la["max_iter"])}
+    cv = exp.get("converged") or {}
+    conv_kw = {
+        "gap": float(cv.get("gap", 1e-6)),
+        "stop": cv.get("stop", "loglik"),
+        "max_iter": int(cv.get("max_iter", 3000)),
+    }
+
+    def em_with(kw, impl):
+        def run_em(bl, qs, ps):
+            if impl == "factorised":
+                return em(bl, qs, ps, **kw)
+            sizes = [b.shape[1] for b in bl]
+            C = int(np.prod(sizes))
+            cand = np.stack(np.unravel_index(np.arange(C), sizes), axis=1)
+            return em_candidates(bl, qs, ps, cand, np.ones(C), **kw)
+
+        return run_em
+
+    tau = float(exp["lremh"]["tau"])
+    return {
+        "em": em_with(em_kw, e.get("impl", "explicit")),
+        "lasso": lambda bl, qs, ps: lasso(bl, qs, ps, **la_kw),
+        "lremh": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **em_kw, lasso_kw=la_kw),
+        "em_converged": em_with(conv_kw, cv.get("impl", "factorised")),
+        "lremh_converged": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **conv_kw, lasso_kw=la_kw),
+    }
+
+
+def time_reference(method: str) -> str | None:
+    """The LREMH a method's time is divided by in the ``time_ratio_to_lremh`` rows: LREMH with the
+    same stopping rule (None for LREMH itself)."""
+    if method in ("lremh", "lremh_converged"):
+        return None
+    return "lremh_converged" if method in CONTROLS else "lremh"
+
+
+def runs_control(exp: dict, method: str, k: int, subset_index: int) -> bool:
+    """Whether ``method`` runs at (k, subset): the control runs on the first ``converged.subsets``
+    subsets of each run and at the ``converged.k`` dimensions only (its cost, see config.yaml)."""
+    if method not in CONTROLS:
+        return True
+    cv = exp.get("converged") or {}
+    ks = cv.get("k")
+    return subset_index < int(cv.get("subsets", exp["subsets"])) and (ks is None or int(k) in {int(x) for x in ks})
+
+
+def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, log=print) -> tuple[list, list]:
+    """Every (run × f × k × subset × method) of one experiment: (time rows, other rows).
+
+    Common random numbers: within a run every method sees the same user sample and, per f, the
+    same perturbed reports; ``rep`` identifies (run, subset), so methods pair on it. Per EM-based
+    estimate the rows also record its iterations, whether its stopping rule was met before
+    ``max_iter`` (``converged``), and the mean per-user log-likelihood of the returned joint
+    (``loglik``, up to a joint-independent constant, computed outside the timed region)."""
+    from threadpoolctl import threadpool_limits
+
+    dataset = exp["name"]
+    n_all, d = codes.shape
+    n_users = int(round(exp["sample_fraction"] * n_all))
+    estimators = _estimators(exp)
+    methods = list(exp["methods"])
+    subsets = {int(k): draw_subsets(d, int(k), int(exp["subsets"]), seed, dataset) for k in exp["k"]}
+    for k, ss in subsets.items():
+        log(f"{dataset} k={k}: subsets {ss}")
+    time_rows, rows = [], []
+    with threadpool_limits(limits=1):
+        # warm-up (imports, first-call overheads) outside the timed region
+        warm = RRLDP(sizes[:2], 0.5, exp["p"], exp["q"])
+        wrep = warm.perturb(codes[:50, :2], rng_for(seed, {"paper": PAPER, "what": "warmup"}))
+        for m in methods:
+            estimators[m](warm.blocks(wrep, [0, 1]), warm.q_star, warm.p_star)
+        for run in range(int(exp["runs"])):
+            rng = rng_for(seed, {"paper": PAPER, "dataset": dataset, "what": "sample", "run": run})
+            sample = codes[np.sort(rng.choice(n_all, size=n_users, replace=False))]
+            for f in exp["f"]:
+                f = float(f)
+                rr = RRLDP(sizes, f, exp["p"], exp["q"])
+                prng = rng_for(seed, {"paper": PAPER, "dataset": dataset, "what": "perturb", "f": f, "run": run})
+                reports, _ = rr.perturb_two_stage(sample, prng)
+                eps = rr.privacy()["instantaneous_eps_record"]
+                spent = dict.fromkeys(methods, 0.0)
+                for k, ss in subsets.items():
+                    for si, S in enumerate(ss):
+                        sz = [sizes[j] for j in S]
+                        blocks = rr.blocks(reports, S)
+                        truth = true_joint(sample[:, S], sz)
+                        base = {
+                            "paper": PAPER,
+                            "dataset": dataset,
+                            "eps": eps,
+                            "f": f,
+                            "k": k,
+                            "n_users": n_users,
+                            "rep": run * len(ss) + si,
+                        }
+                        secs = {}
+                        for m in methods:
+                            if not runs_control(exp, m, k, si):
+                                continue
+                            t0 = time.process_time()
+                            est = estimators[m](blocks, rr.q_star, rr.p_star)
+                            secs[m] = time.process_time() - t0
+                            spent[m] += secs[m]
+                            r = {**base, "figure": exp["avd_figure"], "mechanism": m}
+                            rows += [
+                                {**r, "metric": "avd", "value": avd(truth, est.theta)},
+                                {**r, "metric": "iterations", "value": float(est.iterations)},
+                                {**r, "metric": "candidates", "value": float(est.candidates)},
+                            ]
+                            if m != "lasso":
+                                rows += [
+                                    {**r, "metric": "converged", "value": float(est.info["converged"])},
+                                    {
+                                        **r,
+                                        "metric": "loglik",
+                                        "value": loglik(blocks, rr.q_star, rr.p_star, est.theta) / n_users,
+                                    },
+                                ]
+                            if m in ("lremh", "lremh_converged"):
+                                pruned = est.info["pruned"]
+                                rows += [
+                                    {**r, "metric": "pruned_true_mass", "value": float(truth[pruned].sum())},
+                                    {**r, "metric": "kept_fraction", "value": est.candidates / truth.size},
+                                ]
+                        for m in secs:
+                            r = {**base, "figure": exp["time_figure"], "mechanism": m}
+                            time_rows.append({**r, "metric": "time_s", "value": secs[m]})
+                            ref = time_reference(m)
+                            if ref in secs:
+                                time_rows.append(
+                                    {**r, "metric": "time_ratio_to_lremh", "value": secs[m] / max(secs[ref], 1e-12)}
+                                )
+                log(
+                    f"{dataset} run {run} f={f:g}: done; estimation seconds "
+                    + ", ".join(f"{m} {v:.1f}" for m, v in spent.items())
+                )
+    return time_rows, rows
+
+
+def feasibility_table(sizes: list[int], n_users: int, ks=range(2, 9), budget_gib: float = 24.0) -> pd.DataFrame:
+    """Worst-case (largest domains) candidate count and estimator memory per k."""
+    worst = sorted(sizes, reverse=True)
+    out = []
+    for k in ks:
+        mem = memory_estimate(worst[:k], n_users)
+        out.append(
+            {
+                "k": k,
+                "candidates": mem["candidates"],
+                "em_factorised_gib": mem["em"] / 2**30,
+                "em_explicit_gib": mem["em_explicit"] / 2**30,
+                "lasso_gib": mem["lasso"] / 2**30,
+                "lremh_gib": mem["lremh"] / 2**30,
+                "fits": max(mem["em"], mem["em_explicit"], mem["lremh"]) / 2**30 <= budget_gib,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# plotting
+# ------------------------------------------------------------------------------------------------
+
+
+def _style(method: str) -> dict:
+    """Plot style: the paper's methods as in :func:`ldprepro.report.plotting.style`; the converged-EM
+    control (ours) dashed, with open markers, labelled as such."""
+    from ldprepro.report.plotting import style
+
+    if method in CONTROLS:
+        st = style(CONTROLS[method])
+        return {**st, "label": st["label"] + " to convergence (ours)", "ls": "--", "mfc": "none"}
+    st = style(method)
+    if method in ("em", "lremh"):
+        st["label"] += " (gap 0.001)"
+    return st
+
+
+def _yerr(g: pd.DataFrame, log: bool = False) -> list:
+    """Asymmetric CI error bars; on a log axis the lower bar stops above zero."""
+    low = g["ci_low"].clip(lower=g["mean"] * 1e-2) if log else g["ci_low"]
+    return [(g["mean"] - low).clip(lower=0), (g["ci_high"] - g["mean"]).clip(lower=0)]
+
+
+def plot_figure(
+    summary: pd.DataFrame,
+    kind: str,
+    title: str,
+    unavailable: dict,
+    png,
+    svg=None,
+    claims=None,
+    f_values=None,
+    privacy: dict | None = None,
+) -> None:
+    """Top row: estimation time (log) or AVD per f; bottom row: each method's mean time divided by
+    LREMH's mean time (the ratio of means, from the summary), or LREMH's pruning diagnostics (AVD,
+    true mass pruned, fraction of candidates kept; all shares in [0, 1]). One legend per row, right
+    of the panels."""
+    import matplotlib.pyplot as plt
+
+    from ldprepro.report.plotting import (
+        not_available_panel,
+        plain_log_ticks,
+        save_figure,
+        set_suptitle,
+        shared_legend,
+        style,
+    )
+
+    if unavailable:
+        fig, axes = plt.subplots(
+            len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False, layout="constrained"
+        )
+        for ax, (k, v) in zip(axes[:, 0], unavailable.items()):
+            not_available_panel(ax, str(k), v)
+        set_suptitle(fig, title)
+        save_figure(fig, png, svg, claims=claims)
+        return
+    f_values = sorted(f_values if f_values is not None else summary["f"].unique())
+    ncols = max(1, len(f_values))
+    fig = plt.figure(figsize=(4.2 * ncols, 7.0), layout="constrained")
+    top_fig, bottom_fig = fig.subfigures(2, 1)
+    top_axes = top_fig.subplots(1, ncols, squeeze=False)[0]
+    bottom_axes = bottom_fig.subplots(1, ncols, squeeze=False)[0]
+    metric = "time_s" if kind == "time" else "avd"
+    ks = sorted(int(k) for k in summary["k"].dropna().unique())
+    for ax, f in zip(top_axes, f_values):
+        s = summary[(summary["f"] == f) & (summary["metric"] == metric)]
+        for m, g in s.groupby("mechanism", sort=False):
+            g = g.sort_values("k")
+            ax.errorbar(g["k"], g["mean"], yerr=_yerr(g, log=kind == "time"), capsize=3, **style(m))
+        sub = f"f = {f:g}"
+        if privacy and f in privacy:
+            sub += f"\n{privacy[f]}"
+        ax.set_title(sub)
+        ax.set_xlabel("dimension k")
+        ax.set_xticks(ks)
+        ax.set_ylabel("estimation time (s)" if kind == "time" else "AVD of the k-way marginal")
+        if kind == "time":
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, 1.02)
+    # second row: time ratios (time figures) or LREMH's pruning floor (AVD figures)
+    for ax, f in zip(bottom_axes, f_values):
+        if kind == "time":
+            s = summary[(summary["f"] == f) & (summary["metric"] == "time_s")]
+            means = s.pivot_table(index="k", columns="mechanism", values="mean")
+            for m in [m for m in s["mechanism"].unique() if m not in ("lremh", "lremh_converged")]:
+                ref = "lremh_converged" if m.endswith("_converged") else "lremh"  # a control ÷ its control
+                if m in means and ref in means:
+                    st = style(m)
+                    st["label"] = f"{st['label']} ÷ {style(ref)['label']}"
+                    r = (means[m] / means[ref]).dropna()
+                    ax.plot(r.index, r.to_numpy(), **st)
+            ax.axhline(1.0, color="k", lw=0.8, ls=":")
+            ax.set_yscale("log")
+            ax.set_ylabel("mean time ÷ mean LREMH time")
+        else:
+            s = summary[(summary["f"] == f) & (summary["mechanism"] == "lremh")]
+            st = style("lremh")
+            for metric2, ls, mfc, lab in [
+                ("avd", "-", st["color"], "LREMH AVD"),
+                ("pruned_true_mass", "--", "none", "true mass pruned by LREMH"),
+                ("kept_fraction", ":", "white", "fraction of candidates LREMH keeps"),
+            ]:
+                g = s[s["metric"] == metric2].sort_values("k")
+                ax.errorbar(
+                    g["k"],
+                    g["mean"],
+                    yerr=_yerr(g),
+                    capsize=3,
+                    ls=ls,
+                    color=st["color"],
+                    marker=st["marker"],
+                    mfc=mfc,
+                    label=lab,
+                )
+            ax.set_ylim(0, 1.02)
+            ax.set_ylabel("share (0–1): AVD, pruned mass,\ncandidates kept")
+        ax.set_xlabel("dimension k")
+        ax.set_xticks(ks)
+        ax.set_title(f"f = {f:g}")
+    for ax in [*top_axes, *bottom_axes]:
+        if ax.get_yscale() == "log":
+            plain_log_ticks(ax)
+    shared_legend(top_fig, top_axes)
+    shared_legend(bottom_fig, bottom_axes)
+    set_suptitle(fig, title + " (mean over runs × subsets, 95% CI bars)")
+    save_figure(fig, png, svg, claims=claims)

@@ -1,0 +1,261 @@
+"""Parse-time helpers of the Snakemake workflow (workflow/rules/*.smk).
+
+Everything here runs at every parse of the Snakefile, which on a cluster means once per job, so
+this module imports neither numpy nor pandas nor scipy (tests/test_workflow_parse.py checks it).
+
+- figure/experiment entries -> rule parameters (:func:`figure_cities`, :func:`experiment_params`,
+  :func:`experiment_outputs`);
+- rerun semantics: :func:`compute_params` strips presentation keys (titles, labels, colours,
+  captions) from what a compute job receives, and :func:`code_hash` fingerprints the package
+  modules a job's script imports, so editing ``domain/mechanisms/piecewise.py`` reruns the jobs that run it;
+- :func:`lock_hint`: what to run when a killed run left Snakemake's lock behind;
+- :func:`summary_lines`: the plain "not built, and why" summary printed by ``onsuccess``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+LREMH = "lremh"
+
+# Keys of a figure entry (and of its panels / cities / experiments) that only change how results
+# are drawn or described. A compute job never receives them, so editing them reruns only rendering.
+PRESENTATION_KEYS = frozenset(
+    {
+        "title",
+        "ylabel",
+        "xlabel",
+        "yscale",
+        "xscale",
+        "x",
+        "caption",
+        "label",
+        "labels",
+        "colour",
+        "colours",
+        "color",
+        "colors",
+        "legend",
+        "focus_city",
+    }
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# config entries
+# ------------------------------------------------------------------------------------------------
+
+
+def figure_cities(bshp: dict, figure: str, entry: dict) -> dict[str, dict]:
+    """{city: its entry} for a BSHP figure (paper 001), failing at load time with the config key if
+    a city is unknown or a values figure has more than one city."""
+    cities = bshp.get("cities", {})
+    unknown = [c for c in entry["cities"] if c not in cities]
+    if unknown:
+        raise ValueError(
+            f"config.yaml: bshp.{figure}.cities names {unknown}, which are not under bshp.cities "
+            f"(known: {sorted(cities)})"
+        )
+    if entry["kind"] == "values" and len(entry["cities"]) != 1:
+        raise ValueError(f"config.yaml: bshp.{figure} (kind: values) draws one city, got {entry['cities']}")
+    focus = entry.get("focus_city")
+    if focus is not None and focus not in entry["cities"]:
+        raise ValueError(f"config.yaml: bshp.{figure}.focus_city {focus!r} is not one of its cities {entry['cities']}")
+    return {c: cities[c] for c in entry["cities"]}
+
+
+def experiment_params(section: dict, name: str, scale: str) -> dict:
+    """A paper-004 experiment entry merged with the section's shared settings; ``smoke`` overrides
+    (sizes and repetitions only) applied when ``scale == 'smoke'``. The ``converged`` control
+    settings are merged key by key (an experiment may narrow the control's ``k``)."""
+    shared = {k: v for k, v in section.items() if k != "experiments"}
+    entry = dict(section["experiments"][name])
+    smoke = dict(entry.pop("smoke", {}))
+    out = {**shared, **entry}
+    out["converged"] = {**shared.get("converged", {}), **entry.get("converged", {})}
+    if scale == "smoke":
+        conv_smoke = smoke.pop("converged", {})
+        out.update(smoke)
+        out["converged"] = {**out["converged"], **conv_smoke}
+    out["name"] = name
+    return out
+
+
+def experiment_outputs(exp: dict, kind: str) -> list[str]:
+    fig = exp["time_figure"] if kind == "time" else exp["avd_figure"]
+    return [f"results/{LREMH}/{fig}/{exp['name']}__{m}.parquet" for m in exp["methods"]]
+
+
+def compute_params(entry):
+    """``entry`` without its presentation keys, recursively (lists and nested dicts too)."""
+    if isinstance(entry, dict):
+        return {k: compute_params(v) for k, v in entry.items() if k not in PRESENTATION_KEYS}
+    if isinstance(entry, list):
+        return [compute_params(v) for v in entry]
+    return entry
+
+
+# ------------------------------------------------------------------------------------------------
+# code fingerprints
+# ------------------------------------------------------------------------------------------------
+
+
+def _package_root() -> Path:
+    spec = importlib.util.find_spec("ldprepro")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _module_file(root: Path, dotted: str) -> Path | None:
+    """File of module ``ldprepro.<dotted>`` ('' = the package itself)."""
+    base = root.joinpath(*dotted.split(".")) if dotted else root
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _dotted(root: Path, path: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+@functools.cache
+def _imports(path: Path, root: Path) -> tuple[Path, ...]:
+    """Package files that ``path`` imports directly (absolute ``ldprepro.x`` and relative imports),
+    plus the ``__init__.py`` of every package on the way."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    inside = path.is_relative_to(root)
+    here = _dotted(root, path) if inside else ""
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if not inside:
+                    continue
+                base = package.split(".") if package else []
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                mod = ".".join(base + ([node.module] if node.module else []))
+                mod = "ldprepro" + ("." + mod if mod else "")
+            else:
+                mod = node.module or ""
+            names.add(mod)
+            names |= {f"{mod}.{a.name}" for a in node.names}  # `from . import x` may name a module
+    out = set()
+    for name in names:
+        if name != "ldprepro" and not name.startswith("ldprepro."):
+            continue
+        parts = name.split(".")[1:]
+        for i in range(len(parts) + 1):  # the package __init__s on the way, then the module
+            f = _module_file(root, ".".join(parts[:i]))
+            if f is not None:
+                out.add(f)
+    return tuple(sorted(out))
+
+
+def code_files(script: str | os.PathLike) -> list[Path]:
+    """Every file of the ldprepro package that ``script`` imports, transitively."""
+    root = _package_root()
+    seen: set[Path] = set()
+    todo = [Path(script)]
+    while todo:
+        path = todo.pop()
+        for f in _imports(path, root):
+            if f not in seen:
+                seen.add(f)
+                todo.append(f)
+    return sorted(seen)
+
+
+@functools.cache
+def code_hash(script: str | os.PathLike) -> str:
+    """sha256 (16 hex digits) of the package source a script runs: given to the job as a param,
+    so that Snakemake reruns it when that code changes (it watches only the script itself)."""
+    root = _package_root()
+    h = hashlib.sha256()
+    for f in code_files(script):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------------
+# lock and summary messages
+# ------------------------------------------------------------------------------------------------
+
+
+def _processes_here(workdir: Path) -> dict[int, str]:
+    """{pid: command line} of the other processes whose working directory is ``workdir`` and that
+    run Snakemake or a Snakemake job script (Linux /proc; empty elsewhere)."""
+    out = {}
+    skip = {os.getpid(), os.getppid()}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return out
+    for d in proc.iterdir():
+        if not d.name.isdigit() or int(d.name) in skip:
+            continue
+        try:
+            if Path(os.readlink(d / "cwd")).resolve() != workdir:
+                continue
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if "snakemake" in cmd:
+            out[int(d.name)] = cmd
+    return out
+
+
+def lock_hint(workdir: str | os.PathLike = ".") -> str | None:
+    """None when Snakemake's lock directory is empty; otherwise exactly what to run: wait for the
+    running Snakemake, or (after a killed run) stop its orphaned jobs and `snakemake --unlock`."""
+    workdir = Path(workdir).resolve()
+    locks = workdir / ".snakemake" / "locks"
+    if not locks.is_dir() or not any(locks.iterdir()):
+        return None
+    procs = _processes_here(workdir)
+    mains = {p: c for p, c in procs.items() if ".snakemake/scripts" not in c and "--target-jobs" not in c}
+    jobs = sorted(set(procs) - set(mains))
+    if mains:
+        return (
+            f"Another Snakemake is running in {workdir} (pid {', '.join(map(str, sorted(mains)))}); "
+            "wait for it to finish. Two runs must not build the same files at once."
+        )
+    msg = f"A previous Snakemake run in {workdir} was killed and left its lock in .snakemake/locks. "
+    if jobs:
+        msg += f"Its jobs are still running as orphans: first run `kill {' '.join(map(str, jobs))}`, then "
+    else:
+        msg += "Run "
+    return (
+        msg
+        + "`snakemake --unlock`, then your command again (incomplete files are rebuilt by the profile's rerun-incomplete)."
+    )
+
+
+def summary_lines(unavailable: dict[str, str], figures: list[dict]) -> list[str]:
+    """The plain closing summary: every unobtainable dataset, why, and what it leaves out."""
+    if not unavailable:
+        return ["ldprepro: everything configured was built (every dataset could be obtained)."]
+    lines = ["ldprepro: built everything obtainable here. Not built (data not available):"]
+    for name, reason in sorted(unavailable.items()):
+        lines.append(f"  - {name}: {reason}")
+    partial = [f"{f['paper']}/{f['figure']}" for f in figures if f["status"] == "partial"]
+    none = [f"{f['paper']}/{f['figure']}" for f in figures if f["status"] == "not reproducible here"]
+    if partial:
+        lines.append("  Figures drawn with 'not available' panels: " + ", ".join(partial))
+    if none:
+        lines.append("  Figures with no obtainable panel (every panel 'not available'): " + ", ".join(none))
+    lines.append(
+        "  (Recorded in results/availability.json; after adding data or a network, run "
+        "`snakemake --cores N --config refresh_availability=true`.)"
+    )
+    return lines

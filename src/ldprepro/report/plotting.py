@@ -1,0 +1,276 @@
+"""Figure conventions shared by every paper: one style file (``ldprepro.mplstyle``, applied here on
+import), one colour-blind-safe palette with a fixed colour and marker per mechanism, line styles that
+tell variants of one method apart, legends outside the data area, compact "not available" panels,
+ratio-to-best panels, and atomic PNG + SVG output.
+
+Palette: Okabe & Ito, "Color Universal Design" (2008), plus Paul Tol's indigo; no two mechanisms drawn
+in one figure share a hue (tests/test_plotting.py checks the CIELAB distance of every pair)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ldprepro.pipeline.io import atomic_path  # noqa: E402
+
+STYLE_FILE = Path(__file__).with_name("ldprepro.mplstyle")
+
+#: Okabe–Ito colours (black, orange, sky blue, bluish green, blue, vermillion, reddish purple) and
+#: Paul Tol's indigo and a neutral grey.
+PALETTE = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "green": "#009E73",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+    "indigo": "#332288",
+    "grey": "#7F7F7F",
+}
+
+#: name -> (label, colour, marker); the same in every figure of every paper. Variants of a method
+#: (``<m>_at_level``, ``<m>_disc``, ``em_converged``, HierA unclipped) keep the base method's colour
+#: and marker and differ in line style and marker fill (see ``style``).
+MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
+    "laplace": ("Laplace", PALETTE["grey"], "x"),
+    "duchi": ("Duchi et al.", PALETTE["blue"], "o"),
+    "pm": ("PM", PALETTE["orange"], "s"),
+    "hm": ("HM", PALETTE["green"], "^"),
+    "three_outputs": ("Three-Outputs", PALETTE["vermillion"], "D"),
+    "pm_opt": ("PM-OPT", PALETTE["sky_blue"], "P"),
+    "pm_sub": ("PM-SUB", PALETTE["purple"], "*"),
+    "hm_tp": ("HM-TP", PALETTE["indigo"], "h"),
+    "non_private": ("non-private", PALETTE["black"], ""),
+    # HierA paper (hiera, harmony, pm, graded_laplace and the budget-matched references)
+    "hiera": ("HierA", PALETTE["vermillion"], "p"),
+    "harmony": ("Harmony", PALETTE["sky_blue"], "v"),
+    "graded_laplace": ("graded Laplace (not LDP)", PALETTE["green"], ">"),
+    "harmony_at_level": ("Harmony at the level budget (ours)", PALETTE["sky_blue"], "v"),
+    "pm_at_level": ("PM at the level budget (ours)", PALETTE["orange"], "s"),
+    # DCT paper
+    "dct": ("DCT (not LDP)", PALETTE["purple"], "<"),
+    # RR-LDP / LREMH paper
+    "em": ("EM", PALETTE["blue"], "o"),
+    "em_converged": ("EM run to convergence", PALETTE["blue"], "o"),
+    "lasso": ("LASSO", PALETTE["orange"], "s"),
+    "lremh": ("LREMH", PALETTE["green"], "^"),
+    "lremh_converged": ("LREMH, EM run to convergence", PALETTE["green"], "^"),
+    # BSHP paper
+    "split_baseline": ("baseline (ε/m per query)", PALETTE["grey"], "o"),
+    "bshp": ("BSHP", PALETTE["blue"], "s"),
+    "wshp": ("WSHP", PALETTE["vermillion"], "^"),
+}
+
+#: line style per kind of curve: the measured method, and its variants (same colour and marker)
+LINESTYLE = {
+    "base": "-",
+    "at_level": "-.",  # a budget-matched reference: dash-dot, hollow markers
+    "discretised": ":",  # the discretised post-processing (Zhao et al. Alg. 5)
+    "converged": "--",  # EM run to convergence: dashed, hollow markers
+    "unclipped": "--",  # HierA without clipping
+    "theory": (0, (4, 2)),  # an exact closed form: thin dashes, no markers
+}
+#: minimum CIELAB (CIE76) distance between the colours of two mechanisms drawn in one figure
+MIN_COLOUR_DISTANCE = 25.0
+#: longest "not available" reason shown in a figure (the full one is in the claims and the report)
+NA_REASON_CHARS = 70
+#: the verdict badges' size, relative to the style's font.size
+BADGE_FONTSIZE = "small"
+
+
+def use_style() -> None:
+    """Apply the project's matplotlib style (ldprepro.mplstyle) to every figure drawn after it."""
+    plt.style.use(STYLE_FILE)
+
+
+use_style()
+
+
+def style(name: str) -> dict:
+    """matplotlib keyword arguments (label, color, marker, ls, mfc) for mechanism ``name``; unknown
+    names get a neutral grey style. ``<m>_disc`` and ``<m>_at_level`` are drawn in ``<m>``'s colour
+    with a dotted line, resp. a dash-dot line and hollow markers."""
+    base = name[: -len("_disc")] if name.endswith("_disc") else name
+    label, colour, marker = MECHANISM_STYLE.get(base, (name, "#555555", "."))
+    ls, mfc = LINESTYLE["base"], colour
+    if name.endswith("_disc"):
+        label += " (discretised)"
+        ls = LINESTYLE["discretised"]
+    if base.endswith("_at_level"):
+        ls, mfc = LINESTYLE["at_level"], "none"
+    if base.endswith("_converged"):
+        ls, mfc = LINESTYLE["converged"], "none"
+    return {"label": label, "color": colour, "marker": marker, "ls": ls, "mfc": mfc}
+
+
+def variant(st: dict, *, clip=None, discretize=None) -> dict:
+    """``st`` restyled for a variant of the same method: unclipped (dashed) or discretised
+    (dotted); the colour and marker stay the method's."""
+    st = dict(st)
+    if clip is not None and not bool(clip):
+        st["ls"] = LINESTYLE["unclipped"]
+    if discretize is not None:
+        st["ls"] = LINESTYLE["discretised"]
+    return st
+
+
+def short_reason(reason: str, limit: int = NA_REASON_CHARS) -> str:
+    """First sentence/clause of ``reason`` on one line, cut at a word boundary with "…"."""
+    text = " ".join(str(reason).split())
+    for sep in (". ", "; ", " ("):
+        head = text.split(sep)[0]
+        if 12 <= len(head) < len(text):
+            text = head
+            break
+    return textwrap.shorten(text, width=limit, placeholder=" …")
+
+
+def not_available_panel(ax, title: str, reason: str) -> None:
+    """Turn ``ax`` into a one-line notice "<title> — not available: <short reason>" (the full reason
+    stays in the claims table and the report)."""
+    # the notice may run past a narrow panel: it must not shrink the real panels (constrained layout)
+    ax.text(
+        0.0,
+        0.5,
+        f"{title} — not available: {short_reason(reason)}",
+        ha="left",
+        va="center",
+        transform=ax.transAxes,
+        fontsize="small",
+        color="#8b0000",
+        clip_on=False,
+    ).set_in_layout(False)
+    ax.set_gid(f"not available: {title}")
+    ax.set_axis_off()
+
+
+def plain_log_ticks(ax, axis: str = "y") -> None:
+    """On a log axis spanning less than two decades, label ticks as plain numbers (0.8, 1, 2), not
+    as 8×10⁻¹."""
+    from matplotlib.ticker import FuncFormatter
+
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    if lo > 0 and hi / lo < 100:
+        target = ax.yaxis if axis == "y" else ax.xaxis
+        fmt = FuncFormatter(lambda v, _: f"{v:.3g}")
+        target.set_major_formatter(fmt)
+        target.set_minor_formatter(fmt)
+
+
+def set_suptitle(fig, text: str) -> None:
+    """Figure title wrapped to the figure's width (no text runs past the panels)."""
+    width = max(40, int(fig.get_figwidth() * 72 / (0.55 * plt.rcParams["figure.titlesize"])))
+    fig.suptitle("\n".join(textwrap.wrap(text, width=width)))
+
+
+def shared_legend(fig, axes, extra=(), where: str = "right") -> None:
+    """One legend for the whole figure, outside the data area (right of or below the panels), with
+    each label once, in the order first drawn; ``extra``: (handle, label) pairs appended."""
+    seen: dict[str, object] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab and not lab.startswith("_") and lab not in seen:
+                seen[lab] = h
+    for h, lab in extra:
+        seen.setdefault(lab, h)
+    if not seen:
+        return
+    constrained = type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+    if constrained:
+        fig.legend(
+            list(seen.values()),
+            list(seen),
+            loc="outside lower center" if where == "below" else "outside right center",
+            ncol=max(1, min(len(seen), int(fig.get_figwidth() // 2.4))) if where == "below" else 1,
+        )
+    elif where == "below":
+        ncol = max(1, min(len(seen), int(fig.get_figwidth() // 2.4)))
+        fig.legend(list(seen.values()), list(seen), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+    else:
+        fig.legend(list(seen.values()), list(seen), loc="center left", bbox_to_anchor=(1.0, 0.5))
+
+
+def ratio_to_best(curves: dict) -> tuple[dict, np.ndarray]:
+    """Ratio-to-best curves from summary means. ``curves``: key -> (x, mean, ci_low, ci_high) arrays.
+    Best = the lowest mean at each x among the curves; returns key -> (x, ratio, low, high) (the CI
+    bounds divided by the same best mean) and the sorted x grid."""
+    xs = np.unique(np.concatenate([np.asarray(c[0], dtype=float) for c in curves.values()]))
+    best = np.full(len(xs), np.inf)
+    for x, m, *_ in curves.values():
+        idx = np.searchsorted(xs, np.asarray(x, dtype=float))
+        np.minimum.at(best, idx, np.asarray(m, dtype=float))
+    out = {}
+    for key, (x, m, lo, hi) in curves.items():
+        b = best[np.searchsorted(xs, np.asarray(x, dtype=float))]
+        out[key] = (np.asarray(x, dtype=float), np.asarray(m) / b, np.asarray(lo) / b, np.asarray(hi) / b)
+    return out, xs
+
+
+def curves_overlap(curves: dict, factor: float = 1.5, share: float = 0.5) -> bool:
+    """True when two curves lie within ``factor`` of each other at at least ``share`` of the x values
+    they share (a log axis cannot separate them there: the figure gets a ratio-to-best panel)."""
+    items = [(np.asarray(x, dtype=float), np.asarray(m, dtype=float)) for x, m, *_ in curves.values()]
+    for i in range(len(items)):
+        for j in range(i + 1, len(items)):
+            (xa, ma), (xb, mb) = items[i], items[j]
+            common, ia, ib = np.intersect1d(xa, xb, return_indices=True)
+            if len(common) and np.mean(np.maximum(ma[ia], mb[ib]) <= factor * np.minimum(ma[ia], mb[ib])) >= share:
+                return True
+    return False
+
+
+def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
+    """Each curve divided by the best (lowest) mean at each x, with its CI band; y from 1 up to the
+    largest ratio below ``cap`` (curves beyond it leave the panel)."""
+    ratios, _ = ratio_to_best(curves)
+    top = 1.0
+    for key, (x, r, lo, hi) in ratios.items():
+        st = styles[key]
+        ax.plot(x, r, color=st["color"], ls=st.get("ls", "-"), marker=st.get("marker"), mfc=st.get("mfc"), ms=3)
+        ax.fill_between(x, lo, hi, color=st["color"], alpha=0.08, lw=0)
+        finite = r[np.isfinite(r) & (r <= cap)]
+        top = max(top, float(finite.max()) if len(finite) else top)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_ylim(0.97, min(cap, top * 1.08) if top > 1.0 else 1.1)
+
+
+def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None) -> None:
+    """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure.
+    ``claims`` (a claims table or its rows): a one-line verdict badge per claim under the figure
+    (the test, effect and evidence live in the report caption and docs/figures/verdicts.md)."""
+    if claims is not None and len(claims):
+        add_verdicts(fig, claims)
+    for path, fmt in [(png, "png"), (svg, "svg")]:
+        if path is None:
+            continue
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        metadata = {"Software": None} if fmt == "png" else {"Date": None}
+        # fixed svg.hashsalt: clip-path and glyph ids no longer random, so identical runs give identical SVGs
+        with atomic_path(path, suffix=f".{fmt}") as tmp, plt.rc_context({"svg.hashsalt": "ldprepro"}):
+            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+    plt.close(fig)
+
+
+def add_verdicts(fig, claims) -> None:
+    """One short line per claim under the figure: the verdict, then the claim (truncated)."""
+    import pandas as pd
+
+    rows = claims.to_dict("records") if isinstance(claims, pd.DataFrame) else list(claims)
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=BADGE_FONTSIZE).get_size_in_points()
+    width = int(fig.get_figwidth() * 19 * 7 / size)  # 19 characters per inch at 7 pt
+    lines = []
+    for c in rows:
+        role = " [substitute data]" if c.get("data_role") == "substitute" else ""
+        line = f"{c['verdict'].upper()}: {c['claim']}{role}"
+        lines.append(line if len(line) <= width else line[: width - 1] + "…")
+    fig.text(0.01, -0.02, "\n".join(lines), ha="left", va="top", fontsize=BADGE_FONTSIZE)

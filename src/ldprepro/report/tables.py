@@ -1,0 +1,201 @@
+"""Tables for the Snakemake report and the README's generated "Results at a glance".
+
+Everything here is rendered from pipeline outputs (claims tables, the audit table, data cards,
+Snakemake benchmark files) plus the configuration; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from ldprepro.pipeline.io import atomic_write_text
+
+PACKAGES = ["ldprepro", "snakemake", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow", "requests"]
+GLANCE_START = "<!-- results-at-a-glance:start -->"
+GLANCE_END = "<!-- results-at-a-glance:end -->"
+
+
+def _page(title: str, body: str) -> str:
+    style = (
+        "body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+        "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top} th{background:#eee}"
+    )
+    return (
+        f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head>"
+        f"<body><h2>{html.escape(title)}</h2>{body}</body></html>"
+    )
+
+
+def claims_table(paths) -> pd.DataFrame:
+    frames = [pd.read_parquet(p) for p in paths]
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["paper", "figure", "claim", "verdict", "evidence"])
+    )
+
+
+def claims_html(paths) -> str:
+    df = claims_table(paths)
+    return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
+
+
+def audit_html(audit: pd.DataFrame) -> str:
+    cols = [
+        "family",
+        "subject",
+        "eps_claimed",
+        "exact_loss",
+        "eps_empirical",
+        "tpr",
+        "fpr",
+        "trials",
+        "verdict",
+        "presented_as_ldp",
+        "claim_source",
+        "notes",
+    ]
+    return _page(
+        "Privacy audit: claimed vs exact vs empirical ε",
+        audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"),
+    )
+
+
+def data_cards_html(cards: list[dict], unavailable: dict | None = None) -> str:
+    """One section per dataset: its data card, or why it could not be obtained here."""
+    parts = []
+    for card in cards:
+        summary = {
+            k: card.get(k)
+            for k in ("dataset", "description", "source", "licence", "rows_before_cleaning", "rows_after_cleaning")
+        }
+        cols = pd.DataFrame(card.get("columns", []))
+        parts.append(
+            f"<h3>{html.escape(str(card.get('dataset')))}</h3>"
+            + pd.DataFrame([summary]).to_html(index=False)
+            + f"<p>dropped: {html.escape(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
+            + (cols.to_html(index=False) if len(cols) else "")
+        )
+    for name, reason in sorted((unavailable or {}).items()):
+        parts.append(f"<h3>{html.escape(name)}</h3><p><b>not available here</b>: {html.escape(reason)}</p>")
+    return _page("Data cards", "".join(parts))
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def wall_times(benchmark_files) -> pd.DataFrame:
+    """Seconds per stage from Snakemake benchmark files benchmarks/<stage>/<…>.tsv."""
+    rows = []
+    for path in benchmark_files:
+        path = Path(path)
+        parts = path.parts
+        i = parts.index("benchmarks") if "benchmarks" in parts else -1
+        stage = parts[i + 1] if 0 <= i < len(parts) - 2 else path.stem
+        bench = pd.read_csv(path, sep="\t")
+        rows.append({"stage": stage, "job": path.stem, "seconds": float(bench["s"].iloc[0])})
+    df = pd.DataFrame(rows, columns=["stage", "job", "seconds"])
+    return df.groupby("stage", as_index=False).agg(jobs=("job", "count"), seconds=("seconds", "sum"))
+
+
+def provenance_html(config: dict, benchmark_files, figures: list[dict] | None = None) -> str:
+    """Scale, seeds, per-figure status, wall time per stage (from the benchmark files the rule
+    declares as inputs), package versions and the configuration."""
+    versions = pd.DataFrame(sorted(package_versions().items()), columns=["package", "version"])
+    times = wall_times(benchmark_files)
+    status = pd.DataFrame(figures or [], columns=["paper", "figure", "title", "status", "reason"])
+    import yaml
+
+    body = (
+        "<h3>Scale and seeds</h3>"
+        f"<p>scale: <b>{html.escape(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
+        "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
+        "<h3>Figures: built, partial (some panels 'not available'), not reproducible here</h3>"
+        + status.to_html(index=False)
+        + "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
+        + times.to_html(index=False, float_format="%.1f")
+        + "<h3>Package versions</h3>"
+        + versions.to_html(index=False)
+        + "<h3>Configuration</h3><pre>"
+        + html.escape(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        + "</pre>"
+    )
+    return _page("Provenance", body)
+
+
+def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
+    """One line per paper figure: built / partial / not reproducible offline (and why), and the
+    verdicts of its claims. ``figures``: dicts with paper, figure, title, status, reason."""
+    from ldprepro.claims.tables import verdict_counts
+
+    lines = [
+        "| paper | figure | status | verdicts on the paper's data (reproductions) | verdicts on our stand-ins "
+        "(extension) | thumbnail |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in figures:
+        c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
+        status = f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
+        thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
+        lines.append(
+            f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdict_counts(c, 'paper')} | "
+            f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def splice_readme(readme: Path, block: str, start: str = GLANCE_START, end: str = GLANCE_END) -> None:
+    """Replace the text between two marker comments of the README (atomically); by default the
+    results-at-a-glance markers."""
+    text = readme.read_text()
+    if start not in text or end not in text:
+        raise ValueError(f"{readme}: markers {start} … {end} not found")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    atomic_write_text(readme, head + start + "\n" + block + end + tail)
+
+
+def main(argv=None) -> int:  # pragma: no cover - thin CLI
+    """`python -m ldprepro.report docs/figures/at_a_glance.md README.md`"""
+    argv = sys.argv[1:] if argv is None else argv
+    src, readme = Path(argv[0]), Path(argv[1])
+    splice_readme(readme, src.read_text())
+    return 0
+
+
+def datasets_markdown(cards: list[dict]) -> str:
+    """docs/figures/datasets.md: rows before and after cleaning, what was dropped and why, the
+    columns and the named views of every dataset built, from its data card (generated)."""
+    lines = [
+        "<!-- generated from the data cards (snakemake readme_figures); do not edit by hand -->",
+        "# Datasets as built",
+        "",
+        "| dataset | kind | rows before cleaning | rows after | dropped (reason: rows) | columns | views |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(cards, key=lambda c: c["dataset"]):
+        dropped = "; ".join(f"{d['reason']}: {d['rows']:,}" for d in c.get("dropped", [])) or "—"
+        types: dict[str, int] = {}
+        for col in c.get("columns", []):
+            types[col["type"]] = types.get(col["type"], 0) + 1
+        cols = ", ".join(f"{n} {t}" for t, n in types.items())
+        views = "; ".join(f"{k}: {v['rows']:,}" for k, v in (c.get("views") or {}).items()) or "—"
+        lines.append(
+            f"| `{c['dataset']}` | {c.get('kind', '')} | {c['rows_before_cleaning']:,} | {c['rows_after_cleaning']:,} "
+            f"| {dropped.replace('|', '/')} | {cols} | {views} |"
+        )
+    return "\n".join(lines) + "\n"
