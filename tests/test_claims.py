@@ -3,10 +3,11 @@
 import numpy as np
 import pandas as pd
 
-from ldprepro.claims.figures import claims_for, law_tie
+from ldprepro.claims.points import law_tie
 from ldprepro.claims.verdicts import CLAIM_COLUMNS
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.ties import same_output_law
+from ldprepro.papers import decide_figure as claims_for
 
 RNG = np.random.default_rng(0)
 

@@ -263,10 +263,10 @@ def test_wisdm_k_minus_1_encoding_reproduces_paper_003s_43_dimensions(tmp_path):
     import data_fixtures as fx
     import yaml
 
-    from ldprepro.claims.figures import claims_for
     from ldprepro.data.build import build_from_files
     from ldprepro.data.fetch import sha256_file, write_lock
     from ldprepro.data.transform import load
+    from ldprepro.papers import decide_figure as claims_for
 
     root = Path(__file__).resolve().parents[1]
     cfg = yaml.safe_load((root / "config.yaml").read_text())

@@ -177,9 +177,9 @@ def figure_panel(entry, dataset):
 
 
 def static_caption(paper, fig):
-    """The figure's hand-written prose (workflow/report/<paper>_<figN>.rst: what the paper claims),
-    or the generic one for an experiment a user added in config.yaml."""
-    own = Path(workflow.basedir) / "workflow/report" / f"{paper}_{fig}.rst"
+    """The figure's hand-written prose (src/ldprepro/papers/<paper>/captions/<figN>.rst: what the
+    paper claims), or the generic one for an experiment a user added in config.yaml."""
+    own = Path(workflow.basedir) / "src/ldprepro/papers" / paper / "captions" / f"{fig}.rst"
     return own if own.exists() else Path(workflow.basedir) / "workflow/report/experiment.rst"
 
 

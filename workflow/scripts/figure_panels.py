@@ -3,8 +3,8 @@
 The curve is drawn from the paper's repetitions (``reps``); the claims are tested on every
 repetition run (``test_reps`` adds ours, for power)."""
 
-from ldprepro.claims.figures import claims_for
 from ldprepro.experiments.mean_figures import plot_mean_figure
+from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
 
@@ -14,7 +14,7 @@ paper_reps = int(p.fig["reps"]) if "reps" in p.fig else None
 drawn = raw[raw["rep"] < paper_reps] if paper_reps is not None and len(raw) else raw
 summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
-claims = claims_for(p.paper, p.figure, raw, p.fig, dict(p.unavailable))
+claims = decide_figure(p.paper, p.figure, raw, p.fig, dict(p.unavailable))
 write_parquet(claims, snakemake.output.claims)
 plot_mean_figure(
     summary,

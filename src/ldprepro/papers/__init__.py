@@ -1,2 +1,58 @@
 """Everything specific to one paper, one folder per paper key (config.yaml names the same keys):
-``hiera`` (000), ``bshp`` (001), ``ldpfl`` (002), ``dct`` (003), ``lremh`` (004)."""
+``hiera`` (000), ``bshp`` (001), ``ldpfl`` (002), ``dct`` (003), ``lremh`` (004).
+
+A paper's folder holds its claims as data (``claims.yaml``, keyed by figure), the exact
+computations those declarations name, its paper-specific runs and plots, and its figures' report
+captions (``captions/figN.rst``). ``declared_claims`` gives the claim engine a figure's declarations:
+the paper's own, followed by any a user declares under ``claims:`` in the figure's config entry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+PAPERS_DIR = Path(__file__).resolve().parent
+PAPER_KEYS = ("hiera", "bshp", "ldpfl", "dct", "lremh")
+
+
+def paper_dir(paper: str) -> Path:
+    """The folder of a paper key (it may not exist for a user's or a toy paper)."""
+    return PAPERS_DIR / paper
+
+
+def declared_claims(paper: str, figure: str, entry: dict | None = None) -> tuple[dict, str]:
+    """({relabel, claims}, where they were declared) for one figure: the paper folder's
+    ``claims.yaml`` section for the figure, plus the config entry's own ``claims:``."""
+    from ldprepro.claims.declarations import validate
+
+    path = paper_dir(paper) / "claims.yaml"
+    spec: dict = {"relabel": [], "claims": []}
+    where = []
+    if path.is_file():
+        try:
+            section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get(figure)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML ({exc}); fix the file") from exc
+        if isinstance(section, list):
+            section = {"claims": section}
+        if section:
+            spec["relabel"] += section.get("relabel", [])
+            spec["claims"] += section.get("claims", [])
+            where.append(f"{path.relative_to(PAPERS_DIR.parents[1])} [{figure}]")
+    own = (entry or {}).get("claims")
+    if own:
+        validate(own, f"config.yaml {paper}.{figure}.claims")
+        spec["claims"] += list(own)
+        where.append(f"config.yaml {paper}.{figure}.claims")
+    return spec, " + ".join(where) or f"{paper}.{figure}"
+
+
+def decide_figure(paper: str, figure: str, raw, fig: dict, unavailable: dict | None = None):
+    """The figure's claims table: its declared claims (``declared_claims``) decided by the one
+    dispatcher (``ldprepro.claims.dispatch.claims_for``) on the per-repetition results ``raw``."""
+    from ldprepro.claims.dispatch import claims_for
+
+    declarations, where = declared_claims(paper, figure, fig)
+    return claims_for(paper, figure, raw, fig, unavailable, declarations, where)

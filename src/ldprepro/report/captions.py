@@ -1,5 +1,5 @@
 """Report captions generated from results: a figure's title, the paper's claim (the static prose of
-workflow/report/<paper>_<fig>.rst), one line per claim with our verdict and its test, the figure's
+src/ldprepro/papers/<paper>/captions/<fig>.rst), one line per claim with our verdict and its test, the figure's
 parameters in words, and the panels that could not be drawn here. Nothing is typed by hand."""
 
 from __future__ import annotations

@@ -1,0 +1,224 @@
+"""Claims declared as data, and how one declaration becomes a claim with its points.
+
+A paper's claims live in its folder (``ldprepro/papers/<key>/claims.yaml``, keyed by figure); a
+user's experiment declares its own under ``claims:`` in its config.yaml entry, in the same form::
+
+    - claim: "PM-SUB's MSE is smaller than PM's when ε is large"   # the paper's words
+      source: "§VI-B, Fig. 6"                                     # where the paper says it
+      scope: "ε ≥ 2 ('large' [I])"                                # what the verdict speaks about
+      readings: ["'large ε' read as ε ≥ 2 [I]"]                  # interpretations it depends on
+      test: outperform                                            # the test kind (below)
+      mechanism: pm_sub
+      against: [pm]
+      eps: {min: 2}
+
+Test kinds (``TESTS``), their keys, and the claim kind they give (docs/verdicts-standard.md):
+
+- ``outperform`` (pairwise / win-over-set / range): ``mechanism`` beats every one of ``against``
+  at every panel and ε in scope; ``eps`` narrows the scope (``{min: x}``, ``{max: x}``,
+  ``{below: x}``, ``smallest``, ``lowest_third``); ``check_ties: false`` skips the exact tie check;
+  ``if_present``: declared only when one of these mechanisms was run;
+- ``sweep_trend`` (trend): the metric of ``mechanism`` falls as ``sweep`` grows (``log_x``,
+  ``log``: true, false or auto = log for errors, linear for rates; ``theory_effect``);
+- ``mechanism_trend`` (trend): every mechanism's metric falls as ``x`` (ε, n_users) grows;
+- ``equivalence``: ``a`` and ``b`` within ×``margin`` at every ``x`` in scope (TOST);
+- ``ratio_below`` (range): metric(``mechanism``)/metric(b) < ``bound`` for every b in ``against``;
+- ``function``: ``function: "package.module:name"`` computes the claim(s), for exact computations
+  from the closed forms and the few claims no generic kind expresses; it is called with the
+  figure's ``Results`` and the declaration and returns a list of ``Claim``.
+
+Common keys: ``for_each: {mechanism: [a, b]}`` repeats the declaration (``{mechanism_label}`` in
+the text); ``per_dataset: true`` gives one claim per panel (``{dataset}`` in the scope);
+``skip_without_points: true`` drops a claim that found no point; ``evidence`` is a fixed note;
+``once: true`` decides the claim once per figure (closed forms, whatever the data);
+``per_role: true`` once per data role (not per LDP-SGD group-size rule).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+
+from ldprepro.claims.points import (
+    equivalence_points,
+    mechanism_trend_points,
+    outperform_kind,
+    ratio_below_points,
+    sweep_trend_points,
+    win_points,
+)
+from ldprepro.claims.results import NAMES, Results
+from ldprepro.claims.verdicts import Claim
+
+COMMON_KEYS = {
+    "claim",
+    "scope",
+    "source",
+    "readings",
+    "test",
+    "evidence",
+    "for_each",
+    "per_dataset",
+    "skip_without_points",
+    "once",
+    "per_role",
+    "if_present",
+    "kind",
+}
+TEST_KEYS = {
+    "outperform": {"mechanism", "against", "eps", "check_ties"},
+    "sweep_trend": {"mechanism", "sweep", "log_x", "log", "theory_effect"},
+    "mechanism_trend": {"x"},
+    "equivalence": {"a", "b", "margin", "x", "eps"},
+    "ratio_below": {"mechanism", "against", "bound", "x"},
+    "function": {"function"},
+}
+REQUIRED = {
+    "outperform": {"mechanism", "against"},
+    "sweep_trend": {"mechanism", "sweep"},
+    "mechanism_trend": {"x"},
+    "equivalence": {"a", "b", "margin"},
+    "ratio_below": {"mechanism", "against", "bound"},
+    "function": {"function"},
+}
+
+
+class DeclarationError(ValueError):
+    """A claim declaration that cannot be decided; the message names where it was declared."""
+
+
+def validate(declarations: list, where: str) -> list[dict]:
+    """Check a figure's declarations (``where`` names the file or config key) and expand
+    ``for_each``; returns plain dicts in declaration order."""
+    if not isinstance(declarations, list):
+        raise DeclarationError(f"{where}: claims must be a list of declarations, got {type(declarations).__name__}")
+    out = []
+    for i, decl in enumerate(declarations):
+        at = f"{where}[{i}]"
+        if not isinstance(decl, dict) or "claim" not in decl or "scope" not in decl or "test" not in decl:
+            raise DeclarationError(f"{at}: a claim declaration needs 'claim', 'scope' and 'test' (got {decl!r})")
+        test = decl["test"]
+        if test not in TEST_KEYS:
+            raise DeclarationError(f"{at} ({decl['claim']!r}): unknown test {test!r}; known: {', '.join(TEST_KEYS)}")
+        unknown = set(decl) - COMMON_KEYS - TEST_KEYS[test]
+        if unknown:
+            raise DeclarationError(
+                f"{at} ({decl['claim']!r}): unknown keys {sorted(unknown)} for test {test!r}; "
+                f"allowed: {sorted(COMMON_KEYS | TEST_KEYS[test])}"
+            )
+        missing = REQUIRED[test] - set(decl) - set(decl.get("for_each") or {})
+        if missing:
+            raise DeclarationError(f"{at} ({decl['claim']!r}): test {test!r} needs {sorted(missing)}")
+        if test == "function":
+            _function(decl["function"], at)
+        for_each = decl.get("for_each")
+        if for_each:
+            (key, values), *rest = for_each.items()
+            if rest or key != "mechanism":
+                raise DeclarationError(f"{at}: for_each takes one key, mechanism (got {sorted(for_each)})")
+            for m in values:
+                one = {k: v for k, v in decl.items() if k != "for_each"}
+                one["mechanism"] = m
+                one["claim"] = decl["claim"].replace("{mechanism_label}", NAMES.get(m, m))
+                one["scope"] = decl["scope"].replace("{mechanism_label}", NAMES.get(m, m))
+                out.append(one)
+        else:
+            out.append(dict(decl))
+    return out
+
+
+def _function(path: str, where: str) -> Callable:
+    module, _, name = str(path).partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise DeclarationError(
+            f"{where}: function {path!r} cannot be imported ({exc}); write it as 'module:name'"
+        ) from exc
+
+
+def eps_filter(spec, eps_grid: list[float]):
+    """(where(ε) -> bool, the largest ε in scope) for an ``eps`` scope declaration."""
+    if spec is None:
+        return None, (eps_grid[-1] if eps_grid else None)
+    if spec == "smallest":
+        hi = eps_grid[0] if eps_grid else None
+        return (lambda e: e <= hi), hi
+    if spec == "lowest_third":
+        small = eps_grid[: max(1, len(eps_grid) // 3)]
+        hi = small[-1] if small else None
+        return (lambda e: e <= hi), hi
+    if isinstance(spec, dict) and set(spec) <= {"min", "max", "below"}:
+        lo, top, below = spec.get("min"), spec.get("max"), spec.get("below")
+
+        def where(e):
+            return (lo is None or e >= lo) and (top is None or e <= top) and (below is None or e < below)
+
+        in_scope = [e for e in eps_grid if where(e)]
+        return where, (in_scope[-1] if in_scope else None)
+    raise DeclarationError(f"eps scope {spec!r}: use smallest, lowest_third or {{min, max, below}}")
+
+
+def fill(text: str, **fields) -> str:
+    """``text`` with the placeholders ``{name}`` of ``fields`` filled in (other braces left alone)."""
+    for name, value in fields.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+def _theory_effect(spec) -> float | None:
+    """A declared theory effect: a number, or ``{log_ratio: r, over: n}`` = log(r)/n."""
+    if spec is None or isinstance(spec, int | float):
+        return spec
+    return math.log(spec["log_ratio"]) / spec.get("over", 1)
+
+
+def _log(spec):
+    return None if spec == "auto" else bool(spec) if spec is not None else True
+
+
+def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[Claim]:
+    """The claim(s) of one declaration on one role's results (``datasets``: one panel, for
+    ``per_dataset`` declarations)."""
+    test = decl["test"]
+    if test == "function":
+        return list(_function(decl["function"], decl["claim"])(res if datasets is None else res.only(datasets), decl))
+    if decl.get("if_present") and not any(res.has(m) for m in decl["if_present"]):
+        return []
+    where, eps_hi = eps_filter(decl.get("eps"), res.eps_values())
+    scope = fill(
+        decl["scope"], dataset=datasets[0] if datasets else "", eps_hi=f"{eps_hi:g}" if eps_hi is not None else ""
+    )
+    kind = decl.get("kind")
+    extra = {"evidence": decl["evidence"]} if decl.get("evidence") else {}
+    if test == "outperform":
+        sub = res if datasets is None else res.only(datasets)
+        pts = win_points(sub, decl["mechanism"], decl["against"], where, check_ties=decl.get("check_ties", True))
+        kind = kind or outperform_kind(sub, decl["against"], where)
+    elif test == "sweep_trend":
+        pts = sweep_trend_points(
+            res,
+            decl["mechanism"],
+            decl["sweep"],
+            log_x=decl.get("log_x", False),
+            log=_log(decl.get("log")),
+            datasets=datasets,
+        )
+        kind = kind or "trend"
+        if decl.get("theory_effect") is not None:
+            extra["theory_effect"] = _theory_effect(decl["theory_effect"])
+    elif test == "mechanism_trend":
+        pts = [pt for ds in (datasets or res.datasets) for pt in mechanism_trend_points(res, ds, decl["x"])]
+        kind = kind or "trend"
+    elif test == "equivalence":
+        pts = equivalence_points(
+            res, decl["a"], decl["b"], decl["margin"], decl.get("x", "eps"), where=where, datasets=datasets
+        )
+        kind = kind or "equivalence"
+    else:  # ratio_below
+        pts = ratio_below_points(res, decl["mechanism"], decl["against"], decl["bound"], decl.get("x", "eps"), datasets)
+        kind = kind or "range"
+    if decl.get("skip_without_points") and not pts:
+        return []
+    return [res.claim(decl["claim"], scope, kind, points=pts, **extra)]

@@ -1,0 +1,127 @@
+"""The one dispatcher: a figure's declared claims, decided on its per-repetition results.
+
+For every figure of every paper (and every experiment a user adds) the same steps:
+
+1. split the panels by data role (``paper``: the paper's own data; ``substitute``: our stand-in;
+   ``user``: a user's experiment) — only claims on the paper's data count as reproductions;
+2. a role whose panels are all unavailable gets one ``not testable`` row naming why;
+3. otherwise every declaration is decided on that role's results, once per LDP-SGD group-size
+   rule (controls other than the paper's rule are prefixed "(control: …)"), and a claim decided
+   while some panels are missing says which;
+4. declarations marked ``per_role`` are decided once per role, those marked ``once`` once per
+   figure (exact computations from the closed forms, whatever the data);
+5. ``judge`` combines the points and applies the figure's Holm correction.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ldprepro.claims.declarations import decide, validate
+from ldprepro.claims.results import Results, group_rules, panel_role
+from ldprepro.claims.verdicts import judge, not_testable
+
+NO_CLAIM_HINT = (
+    "this experiment declares no claim; declare one under `claims:` in its config.yaml entry "
+    "(docs/extending.md, 'Your own claims')"
+)
+
+
+def _blocks(declarations: list[dict]) -> list[list[dict]]:
+    """Consecutive ``per_dataset`` declarations form one block (decided panel by panel, so a
+    panel's claims stay together in the table); every other declaration is a block of its own."""
+    blocks: list[list[dict]] = []
+    for d in declarations:
+        if d.get("per_dataset") and blocks and blocks[-1][0].get("per_dataset"):
+            blocks[-1].append(d)
+        else:
+            blocks.append([d])
+    return blocks
+
+
+def _decide_all(res: Results, declarations: list[dict]) -> list:
+    claims = []
+    for block in _blocks(declarations):
+        if block[0].get("per_dataset"):
+            for ds in res.datasets:
+                for d in block:
+                    claims += decide(res, d, [ds])
+        else:
+            claims += decide(res, block[0])
+    return claims
+
+
+def prepared(raw: pd.DataFrame, relabel: list[dict]) -> pd.DataFrame:
+    """The results as the claims read them: ``relabel`` entries (``{mechanism, column, value,
+    as}``) give a mechanism run with a distinguishing parameter its own name (HierA unclipped)."""
+    for r in relabel:
+        if r["column"] in raw:
+            hit = (raw["mechanism"] == r["mechanism"]) & (raw[r["column"]] == r["value"])
+            raw = raw.assign(mechanism=raw["mechanism"].where(~hit, r["as"]))
+    return raw
+
+
+def claims_for(
+    paper: str,
+    figure: str,
+    raw: pd.DataFrame,
+    fig: dict,
+    unavailable: dict | None = None,
+    declarations: list | dict | None = None,
+    where: str = "",
+) -> pd.DataFrame:
+    """The figure's claims table: each declared claim judged per data role on the per-repetition
+    results ``raw``; ``not testable`` rows for roles whose panels are all unavailable.
+
+    ``declarations``: the figure's claim declarations, a list or ``{relabel: [...], claims: [...]}``
+    (``ldprepro.papers.declared_claims`` gives a paper's, plus any under ``claims:`` in the config
+    entry); ``where`` names where they were declared, for error messages."""
+    unavailable = dict(unavailable or {})
+    spec = declarations if isinstance(declarations, dict) else {"claims": declarations or []}
+    decls = validate(spec.get("claims", []), where or f"{paper}.{figure}.claims")
+    data_decls = [d for d in decls if not d.get("once") and not d.get("per_role")]
+    role_decls = [d for d in decls if d.get("per_role")]
+    rows: list = []
+    if not decls:
+        rows.append(not_testable(paper, figure, "(no claim declared for this figure)", "—", "pairwise", NO_CLAIM_HINT))
+    roles: dict[str, list[str]] = {}
+    for p in fig.get("panels", []):
+        roles.setdefault(panel_role(p), []).append(p["dataset"])
+    for role, datasets in roles.items():
+        if not decls or not (data_decls or role_decls):
+            break
+        r = raw[raw["dataset"].isin(datasets)] if len(raw) else raw
+        missing = [d for d in datasets if d in unavailable]
+        if r.empty:
+            reason = "; ".join(f"{d}: {unavailable.get(d, 'no results')}" for d in datasets)
+            rows.append(
+                not_testable(
+                    paper,
+                    figure,
+                    "(every claim of this figure)",
+                    ", ".join(datasets),
+                    "pairwise",
+                    "no panel's data can be obtained here: " + reason,
+                    data_role=role,
+                )
+            )
+            continue
+        r = prepared(r, spec.get("relabel", []))
+        for rule in group_rules(r):
+            rr = r if rule is None else r[r["group_rule"] == rule]
+            claims = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls)
+            if rule not in (None, "paper"):
+                for c in claims:
+                    c.claim = f"(control: {rule} number of groups) " + c.claim
+            if missing:
+                for c in claims:
+                    c.evidence = (
+                        (c.evidence + ". " if c.evidence else "") + "panels not available here: " + ", ".join(missing)
+                    )
+            rows += claims
+        rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
+    once = Results(raw.iloc[0:0] if len(raw) else raw, fig, "paper", paper, figure, unavailable)
+    for d in decls:
+        if d.get("once"):
+            rows += decide(once, d)
+    return judge(rows)

@@ -1,0 +1,127 @@
+"""Per-repetition results of one figure, as the claim engine reads them.
+
+Claims are decided on per-repetition results (the raw tidy table), paired on the repetition index:
+in mean estimation every mechanism sees the same users (the whole dataset), in LDP-SGD the same
+cross-validation folds, so only the mechanisms' noise differs. Error metrics are compared on
+log-ratios (they span decades), rates on differences.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ldprepro.claims.verdicts import Claim, paired_point, ratio_of_means_point
+
+NAMES = {
+    "laplace": "Laplace",
+    "duchi": "Duchi",
+    "pm": "PM",
+    "hm": "HM",
+    "pm_sub": "PM-SUB",
+    "three_outputs": "Three-Outputs",
+    "hm_tp": "HM-TP",
+    "harmony": "Harmony",
+    "dct": "DCT",
+    "graded_laplace": "graded Laplace",
+    "hiera": "HierA",
+    "hiera_unclipped": "HierA (unclipped)",
+    "harmony_at_level": "Harmony at the level budget",
+    "pm_at_level": "PM at the level budget",
+    "non_private": "non-private",
+}
+RATE_METRICS = ("misclassification_rate",)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading per-repetition results
+# --------------------------------------------------------------------------------------------
+class Results:
+    """Per-repetition results of one figure restricted to one data role, with the figure's
+    configuration; ``series`` picks one curve point as a Series indexed by repetition."""
+
+    def __init__(
+        self, raw: pd.DataFrame, fig: dict, role: str, paper: str, figure: str, unavailable: dict | None = None
+    ):
+        self.raw, self.fig, self.role, self.paper, self.figure = raw, fig, role, paper, figure
+        self.unavailable = dict(unavailable or {})
+
+    def only(self, datasets: list[str]) -> Results:
+        """The same results restricted to some panels."""
+        raw = self.raw[self.raw["dataset"].isin(datasets)] if len(self.raw) else self.raw
+        return Results(raw, self.fig, self.role, self.paper, self.figure, self.unavailable)
+
+    def with_raw(self, raw: pd.DataFrame) -> Results:
+        """The same figure and role on other (e.g. relabelled) results."""
+        return Results(raw, self.fig, self.role, self.paper, self.figure, self.unavailable)
+
+    def metric_of(self, dataset: str) -> str:
+        return next(
+            (p.get("metric", self.fig["metric"]) for p in self.fig["panels"] if p["dataset"] == dataset),
+            self.fig["metric"],
+        )
+
+    @property
+    def datasets(self) -> list[str]:
+        return sorted(self.raw["dataset"].unique()) if len(self.raw) else []
+
+    def eps_values(self, dataset: str | None = None) -> list[float]:
+        r = self.raw if dataset is None else self.raw[self.raw["dataset"] == dataset]
+        return sorted(float(e) for e in r["eps"].dropna().unique())
+
+    def has(self, mechanism: str) -> bool:
+        return bool(len(self.raw)) and (self.raw["mechanism"] == mechanism).any()
+
+    def series(self, dataset: str, mechanism: str, metric: str | None = None, **sel) -> pd.Series:
+        r = self.raw
+        mask = (
+            (r["dataset"] == dataset)
+            & (r["mechanism"] == mechanism)
+            & (r["metric"] == (metric or self.metric_of(dataset)))
+        )
+        for col, val in sel.items():
+            if col not in r:
+                if val is None:
+                    continue
+                return pd.Series(dtype=float)
+            mask &= r[col].isna() if val is None or (isinstance(val, float) and math.isnan(val)) else r[col] == val
+        s = r.loc[mask, ["rep", "value"]]
+        if s["rep"].duplicated().any():
+            raise ValueError(
+                f"{self.paper}/{self.figure}: {dataset}/{mechanism} {sel} is not one curve point "
+                f"(repetitions appear twice); add the distinguishing parameter to the selection"
+            )
+        return s.set_index("rep")["value"].sort_index()
+
+    def claim(self, text: str, scope: str, kind: str, **kw) -> Claim:
+        return Claim(self.paper, self.figure, text, scope, kind, data_role=self.role, **kw)
+
+
+def paired(a: pd.Series, b: pd.Series, label: str, log: bool, claim_a_lower: bool = True):
+    """Paired comparison on the common repetitions: the ratio of the mean errors (``log``: MSE/MAE,
+    the plotted quantity) or the mean difference (rates)."""
+    common = a.index.intersection(b.index)
+    if len(common) == 0:
+        return None
+    x, y = a.loc[common].to_numpy(), b.loc[common].to_numpy()
+    if log:
+        return ratio_of_means_point(x, y, label, claim_a_lower=claim_a_lower)
+    return paired_point(x, y, label, log=False, claim_a_lower=claim_a_lower)
+
+
+def log_scale(metric: str) -> bool:
+    return metric not in RATE_METRICS
+
+
+def panel_role(panel: dict) -> str:
+    """A panel's data role: ``paper`` (the paper's own data), ``substitute`` (our stand-in) or
+    ``user`` (an experiment a user added)."""
+    return panel.get("data_role", "paper")
+
+
+def group_rules(raw: pd.DataFrame) -> list:
+    """LDP-SGD group-size rules present (the paper's rule first, then controls)."""
+    if "group_rule" not in raw or raw["group_rule"].isna().all():
+        return [None]
+    return sorted(raw["group_rule"].dropna().unique(), key=lambda r: (r != "paper", str(r)))
