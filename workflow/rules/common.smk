@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, summary_lines
 
@@ -137,11 +138,19 @@ def register_figure(paper, figure, title, panels=(), unavailable=None):
     )
 
 
+def config_entry(paper, figure):
+    """A figure's config entry: ``<paper>.<figure>`` for the five papers and ``experiments``, or
+    ``papers.<paper>.<figure>`` for a paper added under ``papers:``."""
+    if paper in config.get("papers", {}):
+        return config["papers"][paper][figure]
+    return config[paper][figure]
+
+
 def figure_params(paper, figure=None):
     """A figure's config entry (or a top-level entry such as `audit` when figure is None), with
     its `smoke` overrides applied when scale is smoke (sizes and repetitions only; the method
     never changes)."""
-    entry = dict(config[paper] if figure is None else config[paper][figure])
+    entry = dict(config[paper] if figure is None else config_entry(paper, figure))
     smoke = entry.pop("smoke", {})
     if config["scale"] == "smoke":
         entry.update(smoke)
@@ -192,7 +201,10 @@ def figure_caption(paper, fig):
 
 def caption_entry(paper, fig):
     """The figure's config entry (compute parameters) for its generated caption, {} if none."""
-    entry = config.get(paper, {}).get(fig)
+    try:
+        entry = config_entry(paper, fig)
+    except KeyError:
+        return {}
     return compute_params(figure_params(paper, fig)) if isinstance(entry, dict) else {}
 
 
@@ -200,7 +212,7 @@ def report_if_built(path, **kwargs):
     """`report(path)` when the file exists, else the plain path: `snakemake --report` then builds
     from whatever finished, and the missing figures are listed in the report's description
     (REPORT_MISSING) instead of stopping it. (Only `--report` reads the flag.)"""
-    figure = re.fullmatch(r"figures/([a-z0-9_]+)/(fig\d+)\.png", str(path))
+    figure = re.fullmatch(r"figures/([a-z0-9_]+)/([a-z][a-z0-9_]*)\.png", str(path))
     if figure and "labels" not in kwargs:  # the report lists figures by paper and title, not by path
         entry = next((f for f in FIGURE_REGISTRY if (f["paper"], f["figure"]) == figure.groups()), None)
         if entry:

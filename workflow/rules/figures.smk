@@ -1,17 +1,26 @@
-# Config-driven experiment figures: entries `<paper>.<figN>` with `kind: mean` (mean estimation,
-# issue 4) or `kind: sgd` (LDP stochastic gradient descent, issue 5).
+# Config-driven experiment figures: entries `<paper>.<figN>` with `kind: mean` (mean estimation)
+# or `kind: sgd` (LDP stochastic gradient descent), for papers 000, 002 and 003, for the papers added
+# under `papers:` and for your own experiments under `experiments:` (docs/extending.md).
 #   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   one job: ε × sweep × size × reps
 #   results/<paper>/<figN>/summary.parquet, claims.parquet   aggregated table and verdicts
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
 # Panels whose dataset cannot be obtained here are drawn as "not available: <reason>".
-MEAN_PAPERS = ["hiera", "ldpfl", "dct"]
+EXPERIMENT_SECTIONS = {
+    **{paper: config.get(paper, {}) for paper in ("hiera", "ldpfl", "dct", "experiments")},
+    **config.get("papers", {}),
+}
+MEAN_PAPERS = sorted(EXPERIMENT_SECTIONS)
 # The whole entry (titles included) goes to the rendering rule; compute jobs get compute_params().
 MEAN_FIGURES = {
     (paper, fig): figure_params(paper, fig)
-    for paper in MEAN_PAPERS
-    for fig, entry in config.get(paper, {}).items()
-    if entry.get("kind") in ("mean", "sgd")
+    for paper, section in EXPERIMENT_SECTIONS.items()
+    for fig, entry in section.items()
+    if isinstance(entry, dict) and entry.get("kind") in ("mean", "sgd")
 }
+# A figure's own claims (`claims:` in its entry) are checked now, naming the config key.
+for (_paper, _fig), _entry in MEAN_FIGURES.items():
+    _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
+    validate_claims(_entry.get("claims", []), f"config.yaml {_key}.claims", import_functions=False)
 UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
 
 
@@ -27,7 +36,7 @@ rule figure_job:
         "logs/benchmarks/{paper}/{figure}/{dataset}__{mechanism}.tsv"
     wildcard_constraints:
         paper="|".join(MEAN_PAPERS),
-        figure=r"fig\d+",
+        figure=r"[a-z][a-z0-9_]*",
         dataset=r"[a-z][a-z0-9_]*",
         mechanism=r"[a-z_]+",
     conda:

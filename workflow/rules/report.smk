@@ -118,7 +118,7 @@ rule figure_caption:
         "logs/report/caption_{paper}_{figure}.log",
     wildcard_constraints:
         paper="|".join(sorted({p for p, _ in CAPTIONS})) or "none",
-        figure=r"fig\d+",
+        figure=r"[a-z][a-z0-9_]*",
     conda:
         "../../envs/ldprepro.yaml"
     threads: 1

@@ -9,8 +9,8 @@ import json  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from ldprepro import report  # noqa: E402
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+from ldprepro.report import tables as report  # noqa: E402
 
 sm = snakemake  # noqa: F821
 out = sm.output

@@ -39,17 +39,13 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ldprepro.claims.points import (
-    equivalence_points,
-    mechanism_trend_points,
-    outperform_kind,
-    ratio_below_points,
-    sweep_trend_points,
-    win_points,
-)
-from ldprepro.claims.results import NAMES, Results
-from ldprepro.claims.verdicts import Claim
+from ldprepro.claims.names import label
+
+if TYPE_CHECKING:  # the declarations are validated at workflow parse time: no pandas imported here
+    from ldprepro.claims.results import Results
+    from ldprepro.claims.verdicts import Claim
 
 COMMON_KEYS = {
     "claim",
@@ -88,9 +84,10 @@ class DeclarationError(ValueError):
     """A claim declaration that cannot be decided; the message names where it was declared."""
 
 
-def validate(declarations: list, where: str) -> list[dict]:
+def validate(declarations: list, where: str, import_functions: bool = True) -> list[dict]:
     """Check a figure's declarations (``where`` names the file or config key) and expand
-    ``for_each``; returns plain dicts in declaration order."""
+    ``for_each``; returns plain dicts in declaration order. ``import_functions=False`` (workflow
+    parse time) checks a function's 'module:name' form without importing it."""
     if not isinstance(declarations, list):
         raise DeclarationError(f"{where}: claims must be a list of declarations, got {type(declarations).__name__}")
     out = []
@@ -111,7 +108,10 @@ def validate(declarations: list, where: str) -> list[dict]:
         if missing:
             raise DeclarationError(f"{at} ({decl['claim']!r}): test {test!r} needs {sorted(missing)}")
         if test == "function":
-            _function(decl["function"], at)
+            if ":" not in str(decl["function"]):
+                raise DeclarationError(f"{at}: function {decl['function']!r}: write it as 'package.module:name'")
+            if import_functions:
+                _function(decl["function"], at)
         for_each = decl.get("for_each")
         if for_each:
             (key, values), *rest = for_each.items()
@@ -120,8 +120,8 @@ def validate(declarations: list, where: str) -> list[dict]:
             for m in values:
                 one = {k: v for k, v in decl.items() if k != "for_each"}
                 one["mechanism"] = m
-                one["claim"] = decl["claim"].replace("{mechanism_label}", NAMES.get(m, m))
-                one["scope"] = decl["scope"].replace("{mechanism_label}", NAMES.get(m, m))
+                one["claim"] = decl["claim"].replace("{mechanism_label}", label(m))
+                one["scope"] = decl["scope"].replace("{mechanism_label}", label(m))
                 out.append(one)
         else:
             out.append(dict(decl))
@@ -181,6 +181,15 @@ def _log(spec):
 def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[Claim]:
     """The claim(s) of one declaration on one role's results (``datasets``: one panel, for
     ``per_dataset`` declarations)."""
+    from ldprepro.claims.points import (
+        equivalence_points,
+        mechanism_trend_points,
+        outperform_kind,
+        ratio_below_points,
+        sweep_trend_points,
+        win_points,
+    )
+
     test = decl["test"]
     if test == "function":
         return list(_function(decl["function"], decl["claim"])(res if datasets is None else res.only(datasets), decl))

@@ -69,13 +69,15 @@ def claims_for(
     unavailable: dict | None = None,
     declarations: list | dict | None = None,
     where: str = "",
+    default_role: str = "paper",
 ) -> pd.DataFrame:
     """The figure's claims table: each declared claim judged per data role on the per-repetition
     results ``raw``; ``not testable`` rows for roles whose panels are all unavailable.
 
     ``declarations``: the figure's claim declarations, a list or ``{relabel: [...], claims: [...]}``
     (``ldprepro.papers.declared_claims`` gives a paper's, plus any under ``claims:`` in the config
-    entry); ``where`` names where they were declared, for error messages."""
+    entry); ``where`` names where they were declared, for error messages; ``default_role`` is the data
+    role of panels that do not declare one (``user`` for an experiment a user added)."""
     unavailable = dict(unavailable or {})
     spec = declarations if isinstance(declarations, dict) else {"claims": declarations or []}
     decls = validate(spec.get("claims", []), where or f"{paper}.{figure}.claims")
@@ -83,10 +85,20 @@ def claims_for(
     role_decls = [d for d in decls if d.get("per_role")]
     rows: list = []
     if not decls:
-        rows.append(not_testable(paper, figure, "(no claim declared for this figure)", "—", "pairwise", NO_CLAIM_HINT))
+        rows.append(
+            not_testable(
+                paper,
+                figure,
+                "(no claim declared for this figure)",
+                "—",
+                "pairwise",
+                NO_CLAIM_HINT,
+                data_role=default_role,
+            )
+        )
     roles: dict[str, list[str]] = {}
     for p in fig.get("panels", []):
-        roles.setdefault(panel_role(p), []).append(p["dataset"])
+        roles.setdefault(panel_role(p, default_role), []).append(p["dataset"])
     for role, datasets in roles.items():
         if not decls or not (data_decls or role_decls):
             break
@@ -120,7 +132,7 @@ def claims_for(
                     )
             rows += claims
         rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
-    once = Results(raw.iloc[0:0] if len(raw) else raw, fig, "paper", paper, figure, unavailable)
+    once = Results(raw.iloc[0:0] if len(raw) else raw, fig, default_role, paper, figure, unavailable)
     for d in decls:
         if d.get("once"):
             rows += decide(once, d)

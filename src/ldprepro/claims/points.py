@@ -19,7 +19,8 @@ import math
 
 import pandas as pd
 
-from ldprepro.claims.results import NAMES, Results, log_scale, paired
+from ldprepro.claims.names import label as mechanism_label
+from ldprepro.claims.results import Results, log_scale, paired
 from ldprepro.claims.verdicts import equivalence_point, tie_point, trend_point
 from ldprepro.domain.mechanisms import get_mechanism, sampling_k
 from ldprepro.domain.ties import same_output_law
@@ -45,7 +46,7 @@ def law_tie(a: str, b: str, eps_numeric: float, d: int, disc_a=None, disc_b=None
     ma, mb = _one_d(a, eps_numeric / k, disc_a), _one_d(b, eps_numeric / k, disc_b)
     if ma is None or mb is None or not same_output_law(ma, mb):
         return None
-    return f"{NAMES.get(a, a)} ≡ {NAMES.get(b, b)} at per-attribute ε = {eps_numeric / k:.3g} (k = {k})"
+    return f"{mechanism_label(a)} ≡ {mechanism_label(b)} at per-attribute ε = {eps_numeric / k:.3g} (k = {k})"
 
 
 def _point_meta(res: Results, dataset: str, eps: float) -> tuple[float, int]:
@@ -83,7 +84,7 @@ def win_points(res: Results, a: str, others: list[str], where=None, check_ties: 
                 sb = res.series(ds, b, metric, eps=eps, **{k: v for k, v in sel.items() if k not in ("clip",)})
                 if sb.empty:
                     continue
-                label = f"{ds} ε={eps:g} vs {NAMES.get(b, b)}"
+                label = f"{ds} ε={eps:g} vs {mechanism_label(b)}"
                 tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b)) if check_ties else None
                 if tie:
                     points.append(tie_point(label, tie))
@@ -149,7 +150,7 @@ def mechanism_trend_points(res: Results, dataset: str, x: str) -> list:
         r = res.raw[(res.raw["dataset"] == dataset) & (res.raw["mechanism"] == m) & (res.raw["metric"] == metric)]
         table = r.pivot_table(index="rep", columns=x, values="value")
         if table.shape[1] > 1:
-            pts.append(trend_point(table, f"{dataset}/{NAMES.get(m, m)}", decreasing=True, log=True, log_x=True))
+            pts.append(trend_point(table, f"{dataset}/{mechanism_label(m)}", decreasing=True, log=True, log_x=True))
     return pts
 
 
@@ -162,7 +163,7 @@ def ratio_below_points(res: Results, a: str, others: list[str], bound: float, xc
             sa = res.series(ds, a, **{xcol: x})
             for b in others:
                 sb = res.series(ds, b, **{xcol: x})
-                label = point_label(ds if datasets is None else "", xcol, x) + f" vs {NAMES.get(b, b)}"
+                label = point_label(ds if datasets is None else "", xcol, x) + f" vs {mechanism_label(b)}"
                 pt = paired(sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True)
                 if pt is not None:
                     pts.append(pt)

@@ -12,25 +12,9 @@ import math
 
 import pandas as pd
 
+from ldprepro.claims.names import NAMES  # noqa: F401  (re-exported: the claim texts' mechanism names)
 from ldprepro.claims.verdicts import Claim, paired_point, ratio_of_means_point
 
-NAMES = {
-    "laplace": "Laplace",
-    "duchi": "Duchi",
-    "pm": "PM",
-    "hm": "HM",
-    "pm_sub": "PM-SUB",
-    "three_outputs": "Three-Outputs",
-    "hm_tp": "HM-TP",
-    "harmony": "Harmony",
-    "dct": "DCT",
-    "graded_laplace": "graded Laplace",
-    "hiera": "HierA",
-    "hiera_unclipped": "HierA (unclipped)",
-    "harmony_at_level": "Harmony at the level budget",
-    "pm_at_level": "PM at the level budget",
-    "non_private": "non-private",
-}
 RATE_METRICS = ("misclassification_rate",)
 
 
@@ -114,10 +98,10 @@ def log_scale(metric: str) -> bool:
     return metric not in RATE_METRICS
 
 
-def panel_role(panel: dict) -> str:
+def panel_role(panel: dict, default: str = "paper") -> str:
     """A panel's data role: ``paper`` (the paper's own data), ``substitute`` (our stand-in) or
-    ``user`` (an experiment a user added)."""
-    return panel.get("data_role", "paper")
+    ``user`` (an experiment a user added); ``default`` when the panel does not say."""
+    return panel.get("data_role", default)
 
 
 def group_rules(raw: pd.DataFrame) -> list:

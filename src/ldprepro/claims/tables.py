@@ -77,6 +77,7 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         for role, title in (
             ("paper", "Reproductions (the paper's data or closed forms)"),
             ("substitute", "Our extension (substitute data: not a reproduction)"),
+            ("user", "User experiments (claims declared in config.yaml: neither a reproduction nor our extension)"),
         ):
             rows = g[g["data_role"] == role]
             if len(rows):

@@ -37,7 +37,7 @@ ALPHA = 0.05
 POWER = 0.80
 VERDICTS = ("holds", "does not hold", "inconclusive", "not testable")
 KINDS = ("closed-form", "pairwise", "win-over-set", "range", "trend", "equivalence")
-DATA_ROLES = ("paper", "substitute")  # exact findings on the papers' theorems are "paper", kind closed-form
+DATA_ROLES = ("paper", "substitute", "user")  # exact findings on the papers' theorems are "paper", kind closed-form
 CLAIM_COLUMNS = [
     "paper",
     "figure",

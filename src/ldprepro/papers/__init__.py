@@ -49,10 +49,25 @@ def declared_claims(paper: str, figure: str, entry: dict | None = None) -> tuple
     return spec, " + ".join(where) or f"{paper}.{figure}"
 
 
+def default_role(paper: str, figure: str) -> str:
+    """The data role of a figure's panels unless a panel says otherwise: ``user`` for your own
+    experiments (under ``experiments:``, or a figure added under one of the five papers' keys that
+    the paper's folder does not declare), ``paper`` for a paper's figures."""
+    if paper == "experiments":
+        return "user"
+    if paper in PAPER_KEYS:
+        path = paper_dir(paper) / "claims.yaml"
+        declared = yaml.safe_load(path.read_text(encoding="utf-8")) or {} if path.is_file() else {}
+        return "paper" if figure in declared else "user"
+    return "paper"
+
+
 def decide_figure(paper: str, figure: str, raw, fig: dict, unavailable: dict | None = None):
     """The figure's claims table: its declared claims (``declared_claims``) decided by the one
     dispatcher (``ldprepro.claims.dispatch.claims_for``) on the per-repetition results ``raw``."""
     from ldprepro.claims.dispatch import claims_for
 
     declarations, where = declared_claims(paper, figure, fig)
-    return claims_for(paper, figure, raw, fig, unavailable, declarations, where)
+    return claims_for(
+        paper, figure, raw, fig, unavailable, declarations, where, default_role=default_role(paper, figure)
+    )

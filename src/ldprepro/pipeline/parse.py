@@ -42,6 +42,8 @@ PRESENTATION_KEYS = frozenset(
         "colors",
         "legend",
         "focus_city",
+        # a figure's claim declarations: decided when the figure is drawn, they change no computation
+        "claims",
     }
 )
 
