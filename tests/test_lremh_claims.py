@@ -1,5 +1,6 @@
-"""Paper 004's claims (ldprepro.papers.lremh.claims) on constructed results with known truth, the exact
-record-level privacy loss behind the theory rows, and the converged-EM control (issue 13)."""
+"""Paper 004's claims (declared in src/ldprepro/papers/lremh/claims.yaml, computed by
+ldprepro.papers.lremh.claims, decided by the one dispatcher) on constructed results with known truth,
+the exact record-level privacy loss behind the theory rows, and the converged-EM control (issue 13)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ldprepro.claims.verdicts import judge
 from ldprepro.domain.frequency import rappor_channel, rappor_privacy
 from ldprepro.domain.joint import RRLDP, em, em_candidates, loglik, true_joint
 from ldprepro.domain.joint.rrldp import record_loss, record_loss_enumerated
-from ldprepro.papers.lremh.claims import avd_claims, per_run, theory_claims, time_claims
+from ldprepro.papers.lremh.claims import figure_claims, per_run, theory_claims
 from ldprepro.papers.lremh.experiment import experiment_params, runs_control, time_reference
 from ldprepro.pipeline.seeding import rng_for
 
@@ -47,8 +48,14 @@ def tidy(values: dict, metric: str, figure: str = "fig1") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts(claims) -> dict[str, str]:
-    return dict(zip(judge(claims)["claim"], judge(claims)["verdict"]))
+#: the experiment entry the constructed results stand for (dataset "x" has no scope label of its own)
+EXP = {"dataset": "x", "subsets": SUBSETS, "f": list(FS), "p": 0.5, "q": 0.75, "converged": {"impl": "factorised"}}
+
+
+def verdicts(raw: pd.DataFrame, figure: str) -> dict[str, str]:
+    """{claim: verdict} of the figure's declared claims decided on ``raw``."""
+    table = figure_claims(raw, figure, EXP)
+    return dict(zip(table["claim"], table["verdict"]))
 
 
 def _find(v: dict, start: str, control: bool = False) -> str:
@@ -90,7 +97,7 @@ def _times(rng, lremh_factor, em_growth=1.0, converged=False):
 def test_lremh_faster_everywhere_holds_and_growth_trends_hold():
     rng = rng_for(SEED, "faster")
     raw = _times(rng, lambda f, k: 0.5 / k / (1 + f), em_growth=3.0)
-    v = verdicts(time_claims(raw, "fig2", "x", SUBSETS))
+    v = verdicts(raw, "fig2")
     assert _find(v, "For any dimension k, LREMH is faster") == "holds"
     assert _find(v, "LREMH's efficiency advantage over EM grows with the number") == "holds"
     assert _find(v, "LREMH's efficiency advantage over EM grows with f") == "holds"
@@ -103,12 +110,12 @@ def test_lremh_faster_everywhere_holds_and_growth_trends_hold():
 def test_same_time_law_never_holds_and_a_slower_point_does_not_hold():
     rng = rng_for(SEED, "same")
     raw = _times(rng, lambda f, k: 1.0)
-    v = verdicts(time_claims(raw, "fig1", "x", SUBSETS))
+    v = verdicts(raw, "fig1")
     assert _find(v, "For any dimension k, LREMH is faster") != "holds"
     assert _find(v, "LREMH's efficiency advantage over EM grows with the number") != "holds"
     rng = rng_for(SEED, "slower")
     raw = _times(rng, lambda f, k: 0.3 if k < 4 else 2.0, converged=True)
-    v = verdicts(time_claims(raw, "fig1", "x", SUBSETS))
+    v = verdicts(raw, "fig1")
     assert _find(v, "For any dimension k, LREMH is faster") == "does not hold"
     assert _find(v, "For any dimension k, LREMH is faster", control=True) == "does not hold"
 
@@ -149,7 +156,7 @@ def test_avd_claims_on_known_orderings():
         lasso_level=lambda f, k: 0.2 + 0.02 * k,
         lremh_level=lambda f, k: 0.3 + 0.03 * k,
     )
-    v = verdicts(avd_claims(raw, "fig3", "x", SUBSETS))
+    v = verdicts(raw, "fig3")
     assert _find(v, "LREMH balances accuracy") == "does not hold"  # LASSO < LREMH < EM everywhere
     assert _find(v, "EM is accurate") == "does not hold"  # [U] EM is the worst
     assert _find(v, "EM is accurate", control=True) == "holds"  # the control is the best
@@ -167,7 +174,7 @@ def test_lremh_equal_to_lasso_is_never_more_accurate():
     las = raw[(raw["mechanism"] == "lasso") & (raw["metric"] == "avd")].set_index(["f", "k", "rep"])["value"]
     sel = (raw["mechanism"] == "lremh") & (raw["metric"] == "avd")
     raw.loc[sel, "value"] = las.loc[list(zip(raw.loc[sel, "f"], raw.loc[sel, "k"], raw.loc[sel, "rep"]))].to_numpy()
-    v = verdicts(avd_claims(raw, "fig3", "x", SUBSETS))
+    v = verdicts(raw, "fig3")
     assert _find(v, "LREMH balances accuracy") != "holds"
 
 

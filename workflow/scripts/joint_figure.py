@@ -1,7 +1,8 @@
 """Aggregate one paper-004 figure, judge the paper's claims (ldprepro.papers.lremh.claims), draw it (one panel per f)."""
 
 from ldprepro.domain.frequency import rappor_privacy
-from ldprepro.papers.lremh.experiment import figure_claims, plot_figure
+from ldprepro.papers.lremh.claims import figure_claims
+from ldprepro.papers.lremh.experiment import plot_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
 
@@ -11,11 +12,12 @@ title = exp["title"].format(n=p.figure[3:]) + (" — estimation time vs k" if p.
 raw = read_results(snakemake.input.results)
 summary = aggregate(raw) if len(raw) else raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
-claims = figure_claims(raw, p.figure, p.kind, exp, dict(p.unavailable))
+# the record size d: the attributes the jobs coded (recorded in every row); unknown without results
+d = int(raw["n_attributes"].iloc[0]) if len(raw) and "n_attributes" in raw else None
+claims = figure_claims(raw, p.figure, exp, dict(p.unavailable), attributes=d)
 write_parquet(claims, snakemake.output.claims)
-d = 16 if exp["dataset"] == "nltcs" else 15
 privacy = {}
-for f in exp["f"]:
+for f in exp["f"] if d else []:
     pr = rappor_privacy(float(f), exp["p"], exp["q"], d)
     privacy[float(f)] = (
         f"ε₁={pr['permanent_eps_record']:.3g}, ε₂ printed={pr['instantaneous_eps_per_attribute']:.3g}, "

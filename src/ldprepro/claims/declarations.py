@@ -24,8 +24,11 @@ Test kinds (``TESTS``), their keys, and the claim kind they give (docs/verdicts-
 - ``equivalence``: ``a`` and ``b`` within ×``margin`` at every ``x`` in scope (TOST);
 - ``ratio_below`` (range): metric(``mechanism``)/metric(b) < ``bound`` for every b in ``against``;
 - ``function``: ``function: "package.module:name"`` computes the claim(s), for exact computations
-  from the closed forms and the few claims no generic kind expresses; it is called with the
-  figure's ``Results`` and the declaration and returns a list of ``Claim``.
+  from the closed forms and the claims no generic kind expresses (paper 004's per-run tests); it
+  is called with the figure's ``Results`` and the declaration (whose further keys are its
+  parameters, e.g. a declared margin) and returns a list of ``Claim``.
+
+A list inside a figure's list of declarations is spliced in (a YAML alias to a shared group).
 
 Common keys: ``for_each: {mechanism: [a, b]}`` repeats the declaration (``{mechanism_label}`` in
 the text); ``per_dataset: true`` gives one claim per panel (``{dataset}`` in the scope);
@@ -90,8 +93,11 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
     parse time) checks a function's 'module:name' form without importing it."""
     if not isinstance(declarations, list):
         raise DeclarationError(f"{where}: claims must be a list of declarations, got {type(declarations).__name__}")
+    flat = []  # a list inside the list (a YAML alias to a shared group of declarations) is spliced in
+    for decl in declarations:
+        flat += decl if isinstance(decl, list) else [decl]
     out = []
-    for i, decl in enumerate(declarations):
+    for i, decl in enumerate(flat):
         at = f"{where}[{i}]"
         if not isinstance(decl, dict) or "claim" not in decl or "scope" not in decl or "test" not in decl:
             raise DeclarationError(f"{at}: a claim declaration needs 'claim', 'scope' and 'test' (got {decl!r})")
@@ -99,7 +105,7 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
         if test not in TEST_KEYS:
             raise DeclarationError(f"{at} ({decl['claim']!r}): unknown test {test!r}; known: {', '.join(TEST_KEYS)}")
         unknown = set(decl) - COMMON_KEYS - TEST_KEYS[test]
-        if unknown:
+        if unknown and test != "function":  # a function reads its own parameters from the declaration
             raise DeclarationError(
                 f"{at} ({decl['claim']!r}): unknown keys {sorted(unknown)} for test {test!r}; "
                 f"allowed: {sorted(COMMON_KEYS | TEST_KEYS[test])}"

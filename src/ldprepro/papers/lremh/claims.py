@@ -1,6 +1,9 @@
-"""Paper 004's claims about Figs. 1–4 (specs/rrldp_lremh.md §5.3), each declared once with the
-paper's words, its scope, its kind and its test, decided by the claim engine
-(:mod:`ldprepro.claims.verdicts`) on per-repetition results.
+"""The computations behind paper 004's claims about Figs. 1–4 (docs/papers/lremh.md §5.3).
+
+The claims themselves are declared as data in ``claims.yaml`` beside this module (the paper's
+words, source, scope, readings, kind and test); each declaration names one function here, which
+decides it for both stopping rules on the figure's per-repetition results. The one dispatcher
+(:mod:`ldprepro.claims.dispatch`) runs them, like every paper's.
 
 Design (issue 13):
 
@@ -27,11 +30,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ldprepro.claims.verdicts import Claim, exact_point, judge, not_testable, paired_point, trend_point
+from ldprepro.claims.dispatch import claims_for
+from ldprepro.claims.results import Results
+from ldprepro.claims.verdicts import Claim, exact_point, not_testable, paired_point, trend_point
 from ldprepro.domain.frequency import rappor_channel, rappor_privacy
 from ldprepro.domain.joint.rrldp import record_loss
 
@@ -46,10 +52,6 @@ VARIANTS = (
         " [control: EM run to convergence]",
     ),
 )
-#: "Competitive" read as: EM's time within this factor of LREMH's (ours; the paper gives no number).
-COMPETITIVE_FACTOR = 2.0
-#: A pruned true mass at most this is "negligible" (ours; the paper says the pruned candidates are redundant).
-NEGLIGIBLE_MASS = 0.01
 UNIT_NOTE = (
     "Unit of the test: the run (per run, the mean over its k-subsets; subsets of a run share one "
     "user sample and one perturbation); methods paired on the run (same users, same reports)"
@@ -95,125 +97,131 @@ def _has(raw: pd.DataFrame, *methods: str) -> bool:
     return set(methods) <= set(raw["mechanism"].unique())
 
 
-# ------------------------------------------------------------------------------------------------
-# Figs. 1-2: estimation time
-# ------------------------------------------------------------------------------------------------
-def time_claims(
-    raw: pd.DataFrame, figure: str, dataset: str, subsets: int, control_impl: str = "explicit"
-) -> list[Claim | dict]:
-    """Fig. 1 (NLTCS) / Fig. 2 (Adult) claims, per stopping rule:
+DATASET_LABELS = {
+    "nltcs": "NLTCS (20 % sample, as the paper)",
+    "adult": "Adult (10 % sample, as the paper)",
+    "adult_lopub": "Adult (10 % sample, as the paper)",
+}
+DECLARATIONS = Path(__file__).with_name("claims.yaml")
 
-    * "for any dimension, LREMH is faster than EM" — range over (f, k): paired test on per-run log
-      time ratios LREMH/EM, every point must hold (Holm);
-    * "LREMH's efficiency advantage grows with the number of attributes" — trend of the log ratio
-      EM/LREMH in k per f (blocked regression slope), and "… with f" — in f per k;
-    * Fig. 2 only, split in two scoped claims: "on Adult EM is competitive at low dimension" —
-      EM/LREMH < 2 at the lowest k (one-sided, per f; the factor 2 is ours) and "EM degrades as k
-      grows" — trend of EM's log time in k per f.
-    """
-    out: list[Claim | dict] = []
+
+def _setting(res: Results) -> tuple[str, int]:
+    """(the dataset as the scopes name it, subsets per run) of the figure's experiment."""
+    exp = res.fig
+    return DATASET_LABELS.get(exp["dataset"], exp["dataset"]), int(exp["subsets"])
+
+
+# ------------------------------------------------------------------------------------------------
+# Figs. 1-2: estimation time (one function per declaration, both stopping rules each)
+# ------------------------------------------------------------------------------------------------
+def _time_table(res: Results, em_m: str, lr_m: str):
+    dataset, subsets = _setting(res)
+    return per_run(res.raw, "time_s", [em_m, lr_m], subsets, log=True), dataset
+
+
+def _time_note(res: Results, em_m: str) -> str:
+    note = TIME_NOTE + ". " + UNIT_NOTE
+    if em_m == "em_converged" and (res.fig.get("converged") or {}).get("impl", "factorised") == "factorised":
+        note += (
+            ". The control's EM uses the factorised code (same estimate, faster), so its time is a lower "
+            "bound on the explicit code's: a 'faster' verdict for LREMH is conservative"
+        )
+    return note
+
+
+def _per_variant(res: Results, decl: dict, kind: str, methods, build) -> list:
+    """One claim per stopping rule: ``build(em_m, lr_m, rule) -> (scope, points, evidence)``, or a
+    not-testable row when a method it compares was not run."""
+    out: list = []
+    dataset, _ = _setting(res)
     for em_m, lr_m, rule, suffix in VARIANTS:
-        words = f"For any dimension k, LREMH is faster than EM{suffix}"
-        if not _has(raw, em_m, lr_m):
-            out.append(not_testable(PAPER, figure, words, dataset, "range", f"{em_m} or {lr_m} was not run"))
+        words = decl["claim"] + suffix
+        need = [m.format(em=em_m, lremh=lr_m) for m in methods]
+        if not _has(res.raw, *need):
+            out.append(not_testable(PAPER, res.figure, words, dataset, kind, f"{' or '.join(need)} was not run"))
             continue
-        t = per_run(raw, "time_s", [em_m, lr_m], subsets, log=True)
-        scope = _scope(dataset, t, rule)
-        note = TIME_NOTE + ". " + UNIT_NOTE
-        if em_m == "em_converged" and control_impl == "factorised":
-            note += (
-                ". The control's EM uses the factorised code (same estimate, faster), so its time is a lower "
-                "bound on the explicit code's: a 'faster' verdict for LREMH is conservative"
-            )
+        scope, pts, evidence = build(em_m, lr_m, rule)
+        out.append(Claim(PAPER, res.figure, words, scope, kind, data_role=res.role, points=pts, evidence=evidence))
+    return out
+
+
+def faster(res: Results, decl: dict) -> list:
+    """Range over (f, k): paired test on per-run log time ratios LREMH/EM."""
+
+    def build(em_m, lr_m, rule):
+        t, dataset = _time_table(res, em_m, lr_m)
         pts = [
             paired_point(g[lr_m], g[em_m], _label(f, k) + ": time LREMH/EM", log=True)
             for (f, k), g in t.groupby(level=["f", "k"])
         ]
-        out.append(Claim(PAPER, figure, words, scope, "range", points=pts, evidence=note))
+        return _scope(dataset, t, rule), pts, _time_note(res, em_m)
+
+    return _per_variant(res, decl, "range", ["{em}", "{lremh}"], build)
+
+
+def _advantage_trend(res: Results, decl: dict, x: str) -> list:
+    """Trend of the per-run log ratio EM/LREMH in ``x`` (k or f), one point per value of the other."""
+    other = "f" if x == "k" else "k"
+
+    def build(em_m, lr_m, rule):
+        t, dataset = _time_table(res, em_m, lr_m)
         ratio = (t[em_m] / t[lr_m]).rename("ratio").reset_index()
-        pts_k = [
+        pts = [
             trend_point(
-                g.pivot(index="run", columns="k", values="ratio"),
-                f"f={f:g}: slope of log(EM/LREMH) in k",
+                g.pivot(index="run", columns=x, values="ratio"),
+                (f"f={v:g}" if other == "f" else f"k={int(v)}") + f": slope of log(EM/LREMH) in {x}",
                 decreasing=False,
             )
-            for f, g in ratio.groupby("f")
+            for v, g in ratio.groupby(other)
         ]
-        out.append(
-            Claim(
-                PAPER,
-                figure,
-                f"LREMH's efficiency advantage over EM grows with the number of attributes k{suffix}",
-                scope,
-                "trend",
-                points=pts_k,
-                evidence=note,
-            )
-        )
-        pts_f = [
+        return _scope(dataset, t, rule), pts, _time_note(res, em_m)
+
+    return _per_variant(res, decl, "trend", ["{em}", "{lremh}"], build)
+
+
+def advantage_grows_with_k(res: Results, decl: dict) -> list:
+    return _advantage_trend(res, decl, "k")
+
+
+def advantage_grows_with_f(res: Results, decl: dict) -> list:
+    return _advantage_trend(res, decl, "f")
+
+
+def competitive_at_low_dimension(res: Results, decl: dict) -> list:
+    """EM/(factor·LREMH) < 1 at the lowest k, per f (one-sided; the factor is declared)."""
+    factor = float(decl["factor"])
+
+    def build(em_m, lr_m, rule):
+        t, dataset = _time_table(res, em_m, lr_m)
+        k0 = int(t.index.get_level_values("k").min())
+        low = t.xs(k0, level="k")
+        pts = [
+            paired_point(g[em_m], factor * g[lr_m], f"f={f:g}, k={k0}: EM/({factor:g}·LREMH)", log=True)
+            for f, g in low.groupby(level="f")
+        ]
+        scope = f"{dataset}; lowest k = {k0}; 'competitive' read as EM's time below {factor:g}× LREMH's (ours); {rule}"
+        return scope, pts, _time_note(res, em_m) + f". Effect = EM/({factor:g}·LREMH): below 1 means competitive"
+
+    return _per_variant(res, decl, "range", ["{em}", "{lremh}"], build)
+
+
+def em_time_grows_with_k(res: Results, decl: dict) -> list:
+    """Trend of EM's per-run log time in k, one point per f."""
+
+    def build(em_m, lr_m, rule):
+        t, dataset = _time_table(res, em_m, lr_m)
+        em_t = t[em_m].rename("time").reset_index()
+        pts = [
             trend_point(
-                g.pivot(index="run", columns="f", values="ratio"),
-                f"k={int(k)}: slope of log(EM/LREMH) in f",
+                g.pivot(index="run", columns="k", values="time"),
+                f"f={f:g}: slope of log EM time in k",
                 decreasing=False,
             )
-            for k, g in ratio.groupby("k")
+            for f, g in em_t.groupby("f")
         ]
-        out.append(
-            Claim(
-                PAPER,
-                figure,
-                f"LREMH's efficiency advantage over EM grows with f{suffix}",
-                scope,
-                "trend",
-                points=pts_f,
-                evidence=note,
-            )
-        )
-        if figure == "fig2":
-            k0 = int(t.index.get_level_values("k").min())
-            low = t.xs(k0, level="k")
-            pts_c = [
-                paired_point(
-                    g[em_m],
-                    COMPETITIVE_FACTOR * g[lr_m],
-                    f"f={f:g}, k={k0}: EM/({COMPETITIVE_FACTOR:g}·LREMH)",
-                    log=True,
-                )
-                for f, g in low.groupby(level="f")
-            ]
-            out.append(
-                Claim(
-                    PAPER,
-                    figure,
-                    f"On Adult, EM is competitive at low dimension{suffix}",
-                    f"{dataset}; lowest k = {k0}; 'competitive' read as EM's time below "
-                    f"{COMPETITIVE_FACTOR:g}× LREMH's (ours); {rule}",
-                    "range",
-                    points=pts_c,
-                    evidence=note + f". Effect = EM/({COMPETITIVE_FACTOR:g}·LREMH): below 1 means competitive",
-                )
-            )
-            em_t = t[em_m].rename("time").reset_index()
-            pts_d = [
-                trend_point(
-                    g.pivot(index="run", columns="k", values="time"),
-                    f"f={f:g}: slope of log EM time in k",
-                    decreasing=False,
-                )
-                for f, g in em_t.groupby("f")
-            ]
-            out.append(
-                Claim(
-                    PAPER,
-                    figure,
-                    f"On Adult, EM degrades (its time grows) as k grows{suffix}",
-                    scope,
-                    "trend",
-                    points=pts_d,
-                    evidence=note,
-                )
-            )
-    return out
+        return _scope(dataset, t, rule), pts, _time_note(res, em_m)
+
+    return _per_variant(res, decl, "trend", ["{em}", "{lremh}"], build)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -247,99 +255,89 @@ def _loglik_note(raw: pd.DataFrame, subsets: int) -> str:
     )
 
 
-def avd_claims(raw: pd.DataFrame, figure: str, dataset: str, subsets: int) -> list[Claim | dict]:
-    """Fig. 3 (NLTCS) / Fig. 4 (Adult) claims, per stopping rule:
+def _avd_table(res: Results, em_m: str, lr_m: str):
+    dataset, subsets = _setting(res)
+    return per_run(res.raw, "avd", [em_m, "lasso", lr_m], subsets, log=False), dataset
 
-    * "LREMH balances accuracy and efficiency", accuracy side (§4.6: LASSO gives the start, "then
-      the EM iterations give a more accurate estimate"): LREMH's AVD is below LASSO's at every
-      (f, k), paired test on per-run AVD differences (the efficiency side is Figs. 1–2's claim; a
-      reading "AVD between EM's and LASSO's" would count LREMH against the claim when it beats both);
-    * "EM is accurate" — EM's AVD below LASSO's and LREMH's at every (f, k) (win over the set);
-    * "the LASSO initial value speeds up EM's convergence" (Alg. 2, advantage 2) — LREMH runs
-      fewer EM updates than EM from uniform (paired, log-ratios);
 
-    and once: "LREMH's pruning removes only redundant candidates" — the true mass of the pruned
-    candidates below 0.01 (ours) at every (f, k).
-    """
-    out: list[Claim | dict] = []
-    for em_m, lr_m, rule, suffix in VARIANTS:
-        w_bal = (
-            f"LREMH balances accuracy and efficiency (accuracy side): its EM step makes it more accurate than "
-            f"LASSO, its initial value{suffix}"
-        )
-        w_acc = f"EM is accurate: its AVD is below LASSO's and LREMH's{suffix}"
-        w_it = (
-            f"The LASSO initial value speeds up EM's convergence: LREMH needs fewer EM iterations than EM "
-            f"from a uniform start{suffix}"
-        )
-        if not _has(raw, em_m, lr_m, "lasso"):
-            for w, kind in ((w_bal, "range"), (w_acc, "win-over-set"), (w_it, "range")):
-                out.append(not_testable(PAPER, figure, w, dataset, kind, f"{em_m}, {lr_m} or lasso was not run"))
-            continue
-        a = per_run(raw, "avd", [em_m, "lasso", lr_m], subsets, log=False)
-        scope = _scope(dataset, a, rule)
-        iters = _iteration_note(raw, em_m, lr_m)
-        bal, acc = [], []
+def more_accurate_than_lasso(res: Results, decl: dict) -> list:
+    """LREMH's AVD below LASSO's (its initial value) at every (f, k): paired per-run differences."""
+
+    def build(em_m, lr_m, rule):
+        a, dataset = _avd_table(res, em_m, lr_m)
+        pts = [
+            paired_point(g[lr_m], g["lasso"], f"{_label(f, k)}: AVD LREMH − LASSO", log=False)
+            for (f, k), g in a.groupby(level=["f", "k"])
+        ]
+        return _scope(dataset, a, rule), pts, UNIT_NOTE + ". " + _iteration_note(res.raw, em_m, lr_m)
+
+    return _per_variant(res, decl, "range", ["{em}", "{lremh}", "lasso"], build)
+
+
+def em_most_accurate(res: Results, decl: dict) -> list:
+    """EM's AVD below LASSO's and LREMH's at every (f, k) (a win over the set)."""
+    _, subsets = _setting(res)
+
+    def build(em_m, lr_m, rule):
+        a, dataset = _avd_table(res, em_m, lr_m)
+        pts = []
         for (f, k), g in a.groupby(level=["f", "k"]):
-            lab = _label(f, k)
-            bal.append(paired_point(g[lr_m], g["lasso"], f"{lab}: AVD LREMH − LASSO", log=False))
-            acc += [
-                paired_point(g[em_m], g["lasso"], f"{lab}: AVD EM − LASSO", log=False),
-                paired_point(g[em_m], g[lr_m], f"{lab}: AVD EM − LREMH", log=False),
+            pts += [
+                paired_point(g[em_m], g["lasso"], f"{_label(f, k)}: AVD EM − LASSO", log=False),
+                paired_point(g[em_m], g[lr_m], f"{_label(f, k)}: AVD EM − LREMH", log=False),
             ]
-        note = UNIT_NOTE + ". " + iters
-        out.append(Claim(PAPER, figure, w_bal, scope, "range", points=bal, evidence=note))
-        extra = _loglik_note(raw, subsets) if em_m == "em_converged" else ""
-        out.append(
-            Claim(
-                PAPER, figure, w_acc, scope, "win-over-set", points=acc, evidence=note + (". " + extra if extra else "")
-            )
-        )
-        it = per_run(raw, "iterations", [em_m, lr_m], subsets, log=True)
+        note = UNIT_NOTE + ". " + _iteration_note(res.raw, em_m, lr_m)
+        extra = _loglik_note(res.raw, subsets) if em_m == "em_converged" else ""
+        return _scope(dataset, a, rule), pts, note + (". " + extra if extra else "")
+
+    return _per_variant(res, decl, "win-over-set", ["{em}", "{lremh}", "lasso"], build)
+
+
+def fewer_iterations(res: Results, decl: dict) -> list:
+    """LREMH runs fewer EM updates than EM from a uniform start: paired per-run log ratios."""
+    _, subsets = _setting(res)
+
+    def build(em_m, lr_m, rule):
+        a, dataset = _avd_table(res, em_m, lr_m)
+        it = per_run(res.raw, "iterations", [em_m, lr_m], subsets, log=True)
         pts = [
             paired_point(g[lr_m], g[em_m], _label(f, k) + ": iterations LREMH/EM", log=True)
             for (f, k), g in it.groupby(level=["f", "k"])
         ]
-        out.append(Claim(PAPER, figure, w_it, scope, "range", points=pts, evidence=note))
-    w_pr = "LREMH's pruning removes only redundant candidates (Alg. 2 step 2)"
-    if _has(raw, "lremh"):
-        pm = per_run(raw, "pruned_true_mass", ["lremh"], subsets, log=False)["lremh"]
-        pts = [
-            paired_point(
-                g.to_numpy(),
-                np.full(len(g), NEGLIGIBLE_MASS),
-                _label(f, k) + f": pruned true mass − {NEGLIGIBLE_MASS:g}",
-                log=False,
-            )
-            for (f, k), g in pm.groupby(level=["f", "k"])
-        ]
-        kept = raw[(raw["metric"] == "kept_fraction") & (raw["mechanism"] == "lremh")]["value"]
-        out.append(
-            Claim(
-                PAPER,
-                figure,
-                w_pr,
-                _scope(
-                    dataset,
-                    pm.to_frame(),
-                    f"'only redundant' read as: true mass of the pruned candidates below {NEGLIGIBLE_MASS:g} (ours)",
-                ),
-                "range",
-                points=pts,
-                evidence=(
-                    UNIT_NOTE + f". EM cannot revive a pruned cell, so the pruned true mass is a floor "
-                    f"under LREMH's AVD; the LASSO over one-hot bits sees only one-way marginals. "
-                    f"LREMH kept {kept.min():.1%}–{kept.max():.1%} of the candidates"
-                ),
-            )
+        return _scope(dataset, a, rule), pts, UNIT_NOTE + ". " + _iteration_note(res.raw, em_m, lr_m)
+
+    return _per_variant(res, decl, "range", ["{em}", "{lremh}", "lasso"], build)
+
+
+def pruning_only_redundant(res: Results, decl: dict) -> list:
+    """The true mass of the pruned candidates below the declared negligible mass at every (f, k)."""
+    dataset, subsets = _setting(res)
+    negligible = float(decl["negligible_mass"])
+    if not _has(res.raw, "lremh"):
+        return [not_testable(PAPER, res.figure, decl["claim"], dataset, "range", "lremh was not run")]
+    pm = per_run(res.raw, "pruned_true_mass", ["lremh"], subsets, log=False)["lremh"]
+    pts = [
+        paired_point(
+            g.to_numpy(), np.full(len(g), negligible), _label(f, k) + f": pruned true mass − {negligible:g}", log=False
         )
-    else:
-        out.append(not_testable(PAPER, figure, w_pr, dataset, "range", "lremh was not run"))
-    return out
+        for (f, k), g in pm.groupby(level=["f", "k"])
+    ]
+    kept = res.raw[(res.raw["metric"] == "kept_fraction") & (res.raw["mechanism"] == "lremh")]["value"]
+    scope = _scope(
+        dataset,
+        pm.to_frame(),
+        f"'only redundant' read as: true mass of the pruned candidates below {negligible:g} (ours)",
+    )
+    evidence = (
+        UNIT_NOTE + ". EM cannot revive a pruned cell, so the pruned true mass is a floor under LREMH's AVD; the "
+        f"LASSO over one-hot bits sees only one-way marginals. LREMH kept {kept.min():.1%}–{kept.max():.1%} of the "
+        "candidates"
+    )
+    return [Claim(PAPER, res.figure, decl["claim"], scope, "range", data_role=res.role, points=pts, evidence=evidence)]
 
 
 # ------------------------------------------------------------------------------------------------
-# Theory rows: Theorems 1-2 against the exact record-level loss
+# Theory rows: Theorems 1-2 against the exact record-level loss (decided once per figure)
 # ------------------------------------------------------------------------------------------------
 def theory_claims(
     figure: str, dataset: str, sizes: Sequence[int], f_values: Sequence[float], p: float, q: float
@@ -406,25 +404,41 @@ def theory_claims(
     ]
 
 
-def figure_claims(
-    raw: pd.DataFrame, figure: str, kind: str, exp: dict, unavailable: dict | None = None
-) -> pd.DataFrame:
-    """The claims table of one paper-004 figure (CLAIM_COLUMNS, figure-level Holm applied)."""
-    dataset = {
-        "nltcs": "NLTCS (20 % sample, as the paper)",
-        "adult": "Adult (10 % sample, as the paper)",
-        "adult_lopub": "Adult (10 % sample, as the paper)",
-    }.get(exp["dataset"], exp["dataset"])
+def _theory(res: Results, decl: dict, which: int) -> list:
+    exp = res.fig
+    dataset = DATASET_LABELS.get(exp["dataset"], exp["dataset"]).split(" (")[0]
+    if not exp.get("attributes"):
+        return [
+            not_testable(
+                PAPER,
+                res.figure,
+                decl["claim"],
+                dataset,
+                "closed-form",
+                "the record size d is what the jobs coded from the dataset, which is not available here",
+            )
+        ]
+    sizes = [2] * int(exp["attributes"])  # every attribute has ≥ 2 values
     f_values = [float(f) for f in exp["f"]]
-    subsets = int(exp["subsets"])
-    if unavailable:
-        reason = "the data cannot be obtained here: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items())
-        claims: list = [not_testable(PAPER, figure, "(every data claim of this figure)", dataset, "range", reason)]
-    elif kind == "time":
-        claims = time_claims(raw, figure, dataset, subsets, (exp.get("converged") or {}).get("impl", "factorised"))
-    else:
-        claims = avd_claims(raw, figure, dataset, subsets)
-    if kind == "time":  # the privacy theorems, once per dataset (the time figures print ε)
-        sizes = [2] * (16 if exp["dataset"] == "nltcs" else 15)  # every attribute has ≥ 2 values
-        claims += theory_claims(figure, dataset.split(" (")[0], sizes, f_values, float(exp["p"]), float(exp["q"]))
-    return judge(claims)
+    t2, t1 = theory_claims(res.figure, dataset, sizes, f_values, float(exp["p"]), float(exp["q"]))
+    return [t2 if which == 2 else t1]
+
+
+def theorem2_instantaneous(res: Results, decl: dict) -> list:
+    return _theory(res, decl, 2)
+
+
+def theorem1_permanent(res: Results, decl: dict) -> list:
+    return _theory(res, decl, 1)
+
+
+def figure_claims(
+    raw: pd.DataFrame, figure: str, exp: dict, unavailable: dict | None = None, attributes: int | None = None
+) -> pd.DataFrame:
+    """The claims table of one paper-004 figure: its declarations in ``claims.yaml`` decided by the
+    one dispatcher; ``attributes`` is the record size d the jobs coded (the theory rows)."""
+    import yaml
+
+    spec = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    fig = {**exp, "panels": [{"dataset": exp["dataset"]}], "attributes": attributes}
+    return claims_for(PAPER, figure, raw, fig, unavailable, spec, f"src/ldprepro/papers/lremh/claims.yaml [{figure}]")

@@ -30,7 +30,6 @@ import pandas as pd
 
 from ldprepro.data.lopub_adult import derive_lopub_adult
 from ldprepro.domain.joint import RRLDP, avd, em, em_candidates, lasso, loglik, lremh, memory_estimate, true_joint
-from ldprepro.papers.lremh.claims import avd_claims, figure_claims, theory_claims, time_claims  # noqa: F401 (claims live there)
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "lremh"
@@ -186,6 +185,7 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             "f": f,
                             "k": k,
                             "n_users": n_users,
+                            "n_attributes": d,
                             "rep": run * len(ss) + si,
                         }
                         secs = {}
