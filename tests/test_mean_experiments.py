@@ -152,3 +152,14 @@ def test_at_level_estimator_groups_once_and_draws_as_per_level_perturbation():
         level = est.levels.level_of(x)
         total = sum(float(m.perturb(x[level == t], rng).sum()) for t, m in enumerate(est.mechs) if (level == t).any())
         assert got == total / x.size
+
+
+def test_the_figure_says_how_many_repetitions_its_curves_and_its_verdicts_use():
+    """A curve drawn from the paper's reps beside a verdict decided on test_reps says both numbers."""
+    from ldprepro.experiments.mean_figures import repetitions_note
+
+    summary = pd.DataFrame({"n": [20, 20, 20]})
+    assert repetitions_note(summary, pd.DataFrame({"n_reps": [20, 20]})) == "mean of 20 repetitions"
+    note = repetitions_note(summary, pd.DataFrame({"n_reps": [16000, pd.NA]}))
+    assert note == "mean of 20 repetitions (verdicts on up to 16,000)"
+    assert repetitions_note(pd.DataFrame({"n": [3, 5]}), None) == "mean of 3–5 repetitions"

@@ -216,6 +216,22 @@ def _log_limits(ax, curves: dict, levels: list) -> None:
     ax.set_ylim(lo / 1.3, hi * 1.3)
 
 
+def repetitions_note(summary: pd.DataFrame, claims: pd.DataFrame | None) -> str:
+    """How many repetitions a curve point averages, and how many the verdicts were decided on when
+    the figure's ``test_reps`` ran more than its ``reps`` (a curve of 20 next to a verdict of 16,000)."""
+    measured = summary[~summary["metric"].astype(str).str.endswith("_theory")] if "metric" in summary else summary
+    if "n" not in measured or not len(measured):
+        return "measured mean"
+    lo, hi = int(measured["n"].min()), int(measured["n"].max())
+    shown = f"mean of {lo:,}" + (f"–{hi:,}" if hi != lo else "") + " repetitions"
+    tested = None
+    if claims is not None and len(claims) and "n_reps" in claims:
+        tested = pd.to_numeric(claims["n_reps"], errors="coerce").max()
+    if tested is not None and tested == tested and int(tested) > hi:
+        shown += f" (verdicts on up to {int(tested):,})"
+    return shown
+
+
 def plot_mean_figure(
     summary: pd.DataFrame, fig_cfg: dict, unavailable: dict, title: str, png, svg=None, claims=None
 ) -> None:
@@ -350,7 +366,7 @@ def plot_mean_figure(
             )
         )
     shared_legend(fig, main_axes, extra)
-    key = "markers: measured mean, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
+    key = f"markers: {repetitions_note(summary, claims)}, band: 95% CI" + (f"; {theory_key}" if drew_theory else "")
     if fig_cfg.get("kind") == "sgd" and xcol == "eps":
         # the paper's group size G = ⌈d ln d/ε²⌉ changes the number of SGD steps with ε (issue 13)
         key += "; the number of SGD steps n/G changes with ε (G = ⌈d ln d/ε²⌉)" + (
