@@ -234,8 +234,8 @@ def test_adult_derivation_equals_lopub_file(tmp_path):
     Both datasets are built by the pipeline's data rules from the mirror (fails on CI without it)."""
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
+    from ldprepro.data.lopub_adult import derive_lopub_adult
     from ldprepro.data.transform import load
-    from ldprepro.domain.joint import derive_lopub_adult
 
     build_with_mirror(tmp_path, smoke_config(), ["data/processed/adult.parquet", "data/processed/adult_lopub.parquet"])
     root = tmp_path / "data" / "processed"

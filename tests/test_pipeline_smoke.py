@@ -12,7 +12,8 @@ import pytest
 import yaml
 from workflow_cmd import snakemake_cmd
 
-from ldprepro.pipeline.results import KEY_COLUMNS, VERDICTS
+from ldprepro.claims.verdicts import VERDICTS
+from ldprepro.pipeline.results import KEY_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 

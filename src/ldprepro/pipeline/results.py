@@ -4,7 +4,7 @@ Raw results are long-format: one row per (dataset × mechanism × ε × repetiti
 the experiment's own parameter columns, with the measured number in ``value``. Aggregation groups
 by every column except ``rep`` and ``value`` and reports n, mean, std and a 95 % confidence
 interval of the mean (Student t). Claims tables (one row per claim, decided by a declared test)
-are built by ``ldprepro.claims.verdicts``.
+are built by the claim engine (``ldprepro.claims``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ldprepro.claims.verdicts import VERDICTS  # noqa: F401  (re-exported: the claims vocabulary)
 from ldprepro.pipeline.io import write_parquet
 
 KEY_COLUMNS = ["paper", "figure", "dataset", "mechanism", "eps", "rep", "metric", "value"]

@@ -6,10 +6,10 @@ the joint distribution of a k-subset of attributes: EM, LASSO and LREMH.
 * :mod:`.estimators` — EM (factorised, O(N·|Ω_S|) per iteration without materialising the N×|Ω_S|
   likelihood matrix), LASSO (scikit-learn on the expected-bit design matrix), LREMH (LASSO start,
   pruning, EM on the survivors), AVD and the true joint;
-* :mod:`.adult` — derivation of the LoPub "coarse" Adult (45,222 × 15) from the UCI files.
+(The derivation of the LoPub "coarse" Adult from the UCI files is data preparation:
+``ldprepro.data.lopub_adult``.)
 """
 
-from ldprepro.data.lopub_adult import LOPUB_ADULT_COLUMNS, derive_lopub_adult
 from ldprepro.domain.joint.estimators import (
     avd,
     design_matrix,
@@ -37,6 +37,4 @@ __all__ = [
     "design_matrix",
     "unbiased_bit_counts",
     "memory_estimate",
-    "derive_lopub_adult",
-    "LOPUB_ADULT_COLUMNS",
 ]
