@@ -149,7 +149,7 @@ class GradedSteps:
     BLOCK_VALUES = 1 << 20
 
     def __init__(self, collector: GradedGradientCollector, side: np.ndarray):
-        from ldprepro.domain.sgd import StepBlocks
+        from ldprepro.domain.sgd_collectors import StepBlocks
 
         self.collector, self.side = collector, side
         self._kernels = collector.report_kernels()
