@@ -41,16 +41,16 @@ def _report_kernel(mech) -> ReportKernel | None:
         specs = []
         for c in mech.components:
             if c.single_uniform:
-                spec = c._sample_kernel()
+                spec = c.sample_kernel()
                 specs.append(None if spec is None else (*spec, False, 0.0))
             else:
-                spec = c._block_kernel()
+                spec = c.block_kernel()
                 specs.append(None if spec is None else (spec[0], spec[1], True, spec[2]))
         edges = mech._edges
     else:
         if isinstance(mech, Mixture):
             mech = mech.components[0]
-        spec = mech._block_kernel()
+        spec = mech.block_kernel()
         specs = [None if spec is None else (spec[0], spec[1], False, spec[2])]
         edges = np.array([0.0, 1.0])
     if any(s is None for s in specs):
