@@ -9,21 +9,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldprepro.audit.privacy import (
-    audit_rows,
+from ldprepro.audit.empirical import audit_rows, clopper_pearson, empirical_lower_bound
+from ldprepro.audit.subjects import (
     bshp_subjects,
-    clopper_pearson,
-    empirical_lower_bound,
     frequency_subjects,
     graded_subjects,
     multidim_subjects,
-    numeric_exact_loss,
     numeric_subject,
     numeric_subjects,
     rappor_subjects,
 )
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.piecewise import PM
+from ldprepro.domain.mechanisms.privacy_loss import numeric_exact_loss
 from ldprepro.pipeline.seeding import rng_for
 
 
@@ -156,8 +154,8 @@ def test_bshp_guarantee_is_eps_not_the_amplified_claim():
 def test_exact_loss_stays_exact_where_probabilities_underflow(eps):
     """The exact loss is computed in log space: at large ε some atoms' probabilities (HM's
     P(−C | 1) ≈ e^{−1.5ε}) underflow to 0 in linear space, which made the loss infinite."""
-    from ldprepro.audit.privacy import numeric_exact_loss
     from ldprepro.domain.mechanisms import MECHANISMS, get_mechanism
+    from ldprepro.domain.mechanisms.privacy_loss import numeric_exact_loss
 
     for name in MECHANISMS:
         loss = numeric_exact_loss(get_mechanism(name, eps))

@@ -21,13 +21,8 @@ from ldprepro.claims.verdicts import (
     paired_point,
     ratio_of_means_point,
 )
-from ldprepro.papers.bshp.experiment import (
-    BASELINE,
-    CLAIMS,
-    judge_figure,
-    paper_repetitions,
-    run_job,
-)
+from ldprepro.papers.bshp.claims import CLAIMS, judge_figure, paper_repetitions
+from ldprepro.papers.bshp.runs import BASELINE, run_job
 
 CITIES = {
     "aa": {"dataset": "ds_a", "title": "City A (full year)", "data_role": "paper"},

@@ -23,7 +23,7 @@ from ldprepro.domain.histograms import (
     waterfill,
     wshp_ratios,
 )
-from ldprepro.papers.bshp.experiment import METHODS, run_job
+from ldprepro.papers.bshp.runs import METHODS, run_job
 from ldprepro.pipeline.seeding import rng_for
 
 P357 = integrated_partition([3, 5, 7])
@@ -356,7 +356,7 @@ def test_bshp_figures_smoke_end_to_end(tmp_path):
 def test_unavailable_city_is_drawn_as_not_available(tmp_path):
     import pandas as pd
 
-    from ldprepro.papers.bshp.experiment import plot_mse_figure, plot_values_figure
+    from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
     from ldprepro.pipeline.results import KEY_COLUMNS
 
     cities = {"nyc": {"dataset": "salary_nyc", "title": "New York City"}}

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldprepro.audit import privacy as audit
+from ldprepro import audit
 from ldprepro.benchmark import runs, tables
 from ldprepro.domain.mechanisms import MECHANISM_INFO, MECHANISMS, PluginError, load_plugins, register_mechanism
 from ldprepro.domain.mechanisms.basic import Laplace

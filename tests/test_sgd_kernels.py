@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from ldprepro.domain.mechanisms import get_multidim
-from ldprepro.domain.sgd import _report_kernel, _skip_uniforms, group_collector, ldp_sgd_fits
+from ldprepro.domain.sgd import group_collector, ldp_sgd_fits
+from ldprepro.domain.sgd_collectors import _skip_uniforms
+from ldprepro.domain.sgd_compiled import _report_kernel
 from ldprepro.pipeline.seeding import rng_for
 
 #: Alg. 6 sampling around every compiled 1-D sampler and DCT, Duchi's d-dimensional mechanism,
@@ -76,7 +78,7 @@ def test_unequal_folds_and_inv_sqrt_t_schedule(monkeypatch):
 def test_large_groups_and_more_steps_than_a_block(monkeypatch):
     """More steps than one block of sampled attributes (blocks of 64 indices here), and a group
     larger than the prefetch distance."""
-    from ldprepro.domain.sgd import _SampledCollector
+    from ldprepro.domain.sgd_collectors import _SampledCollector
 
     monkeypatch.setattr(_SampledCollector, "BLOCK_VALUES", 64)
     X, y = _data("linear", n=2_000, d=9)

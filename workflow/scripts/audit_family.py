@@ -6,7 +6,7 @@ start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
 import pandas as pd  # noqa: E402
 
-from ldprepro.audit.privacy import run_family  # noqa: E402
+from ldprepro.audit.empirical import run_family  # noqa: E402
 from ldprepro.pipeline.io import write_parquet  # noqa: E402
 
 cfg = snakemake.params.cfg  # noqa: F821

@@ -6,13 +6,8 @@ decided on every repetition, the extra ones run for the tests (``claim_reps``) i
 import json
 from pathlib import Path
 
-from ldprepro.papers.bshp.experiment import (
-    figure_claims,
-    judge_figure,
-    paper_repetitions,
-    plot_mse_figure,
-    plot_values_figure,
-)
+from ldprepro.papers.bshp.claims import figure_claims, judge_figure, paper_repetitions
+from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
 

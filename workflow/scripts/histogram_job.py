@@ -9,7 +9,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
-from ldprepro.papers.bshp.experiment import run_job, salary_positions  # noqa: E402
+from ldprepro.papers.bshp.runs import run_job, salary_positions  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 w = snakemake.wildcards  # noqa: F821

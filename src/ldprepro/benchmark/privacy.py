@@ -3,11 +3,11 @@ audit's empirical lower bound where the audit covered that ε.
 
 A mechanism whose exact loss exceeds the ε it is run at is not ε-LDP and can never be "best"
 (:mod:`.winners`). The exact loss of a 1-D mechanism is the audit's own computation from its
-pmf/pdf (:func:`ldprepro.audit.privacy.numeric_exact_loss`), so a mechanism added to the registry is
-judged by its law, not by what it claims. A multidimensional collection inherits the verdict of
-its 1-D mechanism (Zhao et al. Alg. 6 samples k attributes at ε/k each: sequential composition;
-Duchi's and Laplace's collections are ε-LDP by their papers' proofs and audited in the audit's
-``multidim`` family). Frequency oracles: their exact ratio max p/q (``epsilon_exact``).
+pmf/pdf (:func:`ldprepro.domain.mechanisms.privacy_loss.numeric_exact_loss`), so a mechanism
+added to the registry is judged by its law, not by what it claims. A multidimensional collection
+inherits the verdict of its 1-D mechanism (Zhao et al. Alg. 6 samples k attributes at ε/k each:
+sequential composition; Duchi's and Laplace's collections are ε-LDP by their papers' proofs and
+audited in the audit's ``multidim`` family). Frequency oracles: their exact ratio max p/q (``epsilon_exact``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import math
 
 import pandas as pd
 
-from ldprepro.audit.privacy import numeric_exact_loss
 from ldprepro.domain.frequency import get_oracle
 from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.domain.mechanisms.privacy_loss import numeric_exact_loss
 
 #: the audit's relative tolerance on "exact loss ≤ ε" (floating point of the log-ratio computation)
 TOLERANCE = 1e-9

@@ -18,23 +18,61 @@ computation), following the project's statistical standard (docs/verdicts-standa
   the repetitions that would detect the observed (or the theory's) effect with 80 % power.
 
 The building blocks are *points*: one test at one scope point (``paired_point``, ``trend_point``,
-``equivalence_point``, ``exact_point``, ``tie_point``). A claim is a list of points plus its words,
-scope, kind and data role; ``claim_row`` combines them, ``finalize`` applies the figure-level Holm
-correction and fixes the verdicts. Tests on constructed cases: tests/test_verdicts.py.
+``equivalence_point``, ``exact_point``, ``tie_point``; defined in ``ldprepro.claims.stats`` and
+importable from here). A claim is a list of points plus its words, scope, kind and data role;
+``claim_row`` combines them, ``finalize`` applies the figure-level Holm correction and fixes the
+verdicts. Tests on constructed cases: tests/test_verdicts.py.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-ALPHA = 0.05
-POWER = 0.80
+from ldprepro.claims.stats import (
+    ALPHA,
+    POWER,
+    Point,
+    equivalence_point,
+    exact_point,
+    holm,
+    paired_point,
+    proportion_equivalence_point,
+    ratio_of_means_point,
+    reps_needed,
+    tie_point,
+    trend_point,
+)
+
+__all__ = [
+    "ALPHA",
+    "CLAIM_COLUMNS",
+    "DATA_ROLES",
+    "KINDS",
+    "POWER",
+    "VERDICTS",
+    "Claim",
+    "Point",
+    "claim_row",
+    "equivalence_point",
+    "exact_point",
+    "finalize",
+    "holm",
+    "judge",
+    "not_testable",
+    "paired_point",
+    "proportion_equivalence_point",
+    "ratio_of_means_point",
+    "reps_needed",
+    "tie_point",
+    "trend_point",
+    "validate_claims",
+]
+
 VERDICTS = ("holds", "does not hold", "inconclusive", "not testable")
 KINDS = ("closed-form", "pairwise", "win-over-set", "range", "trend", "equivalence")
 DATA_ROLES = ("paper", "substitute", "user")  # exact findings on the papers' theorems are "paper", kind closed-form
@@ -57,354 +95,6 @@ CLAIM_COLUMNS = [
     "verdict",
     "evidence",
 ]
-#: Above this many pairs the Hodges–Lehmann interval (O(n²) Walsh averages) is replaced by the
-#: t interval, which the central limit theorem makes accurate at that size.
-_HL_MAX_N = 2000
-
-
-@dataclass(frozen=True)
-class Point:
-    """One test at one scope point.
-
-    ``effect`` and its CI are on the reported scale: a ratio A/B (geometric mean) for log-scale
-    comparisons, a difference A − B otherwise, a slope for trends. ``favours`` says whether the
-    estimate points the claim's way. ``p_value`` is two-sided (one-sided for equivalence), None for
-    exact points. ``sd`` is the standard deviation of the per-repetition quantity on the test scale
-    (differences or log-ratios), used for power; ``null`` is the reported-scale value of no effect.
-    """
-
-    label: str
-    test: str
-    effect: float
-    ci_low: float
-    ci_high: float
-    p_value: float | None
-    favours: bool
-    n: int
-    sd: float = math.nan
-    mde: float = math.nan
-    null: float = 0.0
-    exact: bool = False
-    refutes: bool = False  # exact computation contradicts the claim here
-    note: str = ""
-    theory: float = math.nan  # the effect the closed forms predict here (test scale), for power
-
-    @property
-    def significant(self) -> bool:
-        return self.p_value is not None and np.isfinite(self.p_value) and self.p_value < ALPHA
-
-
-# --------------------------------------------------------------------------------------------
-# Points
-# --------------------------------------------------------------------------------------------
-def _z(q: float) -> float:
-    return float(stats.norm.ppf(q))
-
-
-def _mde_test_scale(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
-    """Smallest true mean difference a two-sided level-α test detects with the given power."""
-    if n < 2 or not np.isfinite(sd):
-        return math.inf
-    return (_z(1 - alpha / 2) + _z(power)) * sd / math.sqrt(n)
-
-
-def reps_needed(sd: float, delta: float, alpha: float = ALPHA, power: float = POWER) -> float:
-    """n ≈ ((z₁₋α/₂ + z₁₋β)·σ_d / δ)², the repetitions that detect a true effect δ (test scale)."""
-    if not np.isfinite(sd) or not np.isfinite(delta) or delta == 0:
-        return math.inf
-    if sd == 0:
-        return 2.0
-    return float(math.ceil(((_z(1 - alpha / 2) + _z(power)) * sd / abs(delta)) ** 2))
-
-
-def _hodges_lehmann(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
-    """Hodges–Lehmann estimate (median of the Walsh averages) and its distribution-free
-    (1 − α) interval from the normal approximation of the signed-rank statistic."""
-    n = d.size
-    i, j = np.triu_indices(n)
-    w = np.sort((d[i] + d[j]) / 2.0)
-    big_n = w.size
-    k = int(math.floor(n * (n + 1) / 4 - _z(1 - alpha / 2) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24)))
-    k = min(max(k, 0), big_n - 1)
-    return float(np.median(w)), float(w[k]), float(w[big_n - 1 - k])
-
-
-def _location_test(d: np.ndarray, alpha: float = ALPHA) -> tuple[str, float, float, float, float]:
-    """(test name, estimate, ci_low, ci_high, two-sided p) for H0: location of ``d`` is 0."""
-    n = d.size
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0.0:  # every difference equal: exact
-        return "paired t", mean, mean, mean, (1.0 if mean == 0.0 else 0.0)
-    normal = n < 3 or n > 5000 or stats.shapiro(d).pvalue >= 0.05
-    if normal or n > _HL_MAX_N:
-        half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
-        p = float(stats.ttest_1samp(d, 0.0).pvalue)
-        name = "paired t" if normal else "paired t (CLT, n > 2000)"
-        return name, mean, mean - half, mean + half, p
-    if np.all(d == 0):
-        return "Wilcoxon signed-rank", 0.0, 0.0, 0.0, 1.0
-    p = float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
-    est, lo, hi = _hodges_lehmann(d, alpha)
-    return "Wilcoxon signed-rank", est, lo, hi, p
-
-
-def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = True, alpha: float = ALPHA) -> Point:
-    """Paired comparison of per-repetition metrics ``a`` and ``b`` (same repetition index ⇒ same
-    users, same split). ``log``: test the log-ratios and report the ratio A/B (for errors spanning
-    decades); else the differences A − B. ``claim_a_lower``: the claim says A's metric is lower."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"{label}: paired samples must be 1-D and of equal length, got {a.shape} and {b.shape}")
-    ok = np.isfinite(a) & np.isfinite(b)
-    if log:
-        ok &= (a > 0) & (b > 0)
-    a, b = a[ok], b[ok]
-    n = a.size
-    if n < 2:
-        return Point(
-            label,
-            "paired test (too few repetitions)",
-            math.nan,
-            math.nan,
-            math.nan,
-            math.nan,
-            False,
-            n,
-            null=1.0 if log else 0.0,
-        )
-    d = np.log(a) - np.log(b) if log else a - b
-    name, est, lo, hi, p = _location_test(d, alpha)
-    sd = float(d.std(ddof=1))
-    mde = _mde_test_scale(sd, n, alpha)
-    favours = est < 0 if claim_a_lower else est > 0
-    if log:
-        name += " on log-ratios"
-        return Point(label, name, math.exp(est), math.exp(lo), math.exp(hi), p, favours, n, sd, math.exp(mde), null=1.0)
-    return Point(label, name + " on differences", est, lo, hi, p, favours, n, sd, mde, null=0.0)
-
-
-def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha: float = ALPHA) -> Point:
-    """Paired test of the ratio of the mean metrics, mean(A)/mean(B): the quantity a figure plots
-    (an MSE or MAE is an arithmetic mean over repetitions). Delta method on the paired
-    repetitions: log ā − log b̄ has influence values a_i/ā − b_i/b̄, whose sample variance / n is
-    its variance; t interval and test with n − 1 degrees of freedom. Unlike the geometric mean of
-    per-repetition ratios, this cannot favour a method whose per-repetition errors are more
-    dispersed but larger on average."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"{label}: paired samples must be 1-D and of equal length, got {a.shape} and {b.shape}")
-    ok = np.isfinite(a) & np.isfinite(b)
-    a, b = a[ok], b[ok]
-    n = a.size
-    if n < 2 or a.mean() <= 0 or b.mean() <= 0:
-        return Point(
-            label, "ratio of means (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, n, null=1.0
-        )
-    est = math.log(a.mean()) - math.log(b.mean())
-    infl = a / a.mean() - b / b.mean()
-    sd = float(infl.std(ddof=1))
-    se = sd / math.sqrt(n)
-    if se == 0:
-        p = 1.0 if est == 0 else 0.0
-        lo = hi = est
-    else:
-        tq = float(stats.t.ppf(1 - alpha / 2, n - 1))
-        p = float(2 * stats.t.sf(abs(est) / se, n - 1))
-        lo, hi = est - tq * se, est + tq * se
-    favours = est < 0 if claim_a_lower else est > 0
-    return Point(
-        label,
-        "ratio of means, paired delta-method t",
-        math.exp(est),
-        math.exp(lo),
-        math.exp(hi),
-        p,
-        favours,
-        n,
-        sd,
-        math.exp(_mde_test_scale(sd, n, alpha)),
-        null=1.0,
-    )
-
-
-def equivalence_point(
-    a, b, label: str, margin: float, *, log: bool = True, means: bool = False, alpha: float = ALPHA
-) -> Point:
-    """TOST: is the paired effect within ±``margin`` (a ratio within [1/margin, margin] when
-    ``log``)? When equivalence is shown, ``p_value`` is the larger one-sided p and ``favours`` is
-    True; when the effect is significantly outside the margin, ``p_value`` is that one-sided
-    non-equivalence test's p and ``favours`` False (the claim does not hold); otherwise TOST's p
-    with ``favours`` False (inconclusive)."""
-    a, b = np.asarray(a, dtype=float), np.broadcast_to(np.asarray(b, dtype=float), np.shape(a))
-    ok = np.isfinite(a) & np.isfinite(b) & ((a > 0) & (b > 0) if log else True)
-    a, b = a[ok], b[ok]
-    m = math.log(margin) if log else float(margin)
-    if a.size < 2:
-        return Point(label, "TOST (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, a.size)
-    if log and means:  # ratio of the means, paired delta method (see ratio_of_means_point)
-        d = a / a.mean() - b / b.mean()
-        mean, sd = math.log(a.mean()) - math.log(b.mean()), float(d.std(ddof=1))
-    else:
-        d = (np.log(a) - np.log(b)) if log else (a - b)
-        mean, sd = float(d.mean()), float(d.std(ddof=1))
-    n = d.size
-    se = sd / math.sqrt(n)
-    if se == 0:
-        inside = abs(mean) < m
-        p_eq, p_out = (0.0, 1.0) if inside else (1.0, 0.0)
-    else:
-        p_eq = float(max(stats.t.sf((mean + m) / se, n - 1), stats.t.cdf((mean - m) / se, n - 1)))
-        p_out = float(stats.t.sf((abs(mean) - m) / se, n - 1))  # H0: |effect| ≤ m
-    half = float(stats.t.ppf(1 - alpha, n - 1)) * se
-    lo, hi = mean - half, mean + half
-    conv = math.exp if log else (lambda v: v)
-    on = "the ratio of means" if log and means else ("log-ratios" if log else "differences")
-    test = f"TOST (margin {'×' if log else '±'}{margin:g}) on {on}"
-    # equivalent: TOST's p in favour; else, when the effect is significantly outside the margin, the
-    # non-equivalence p against the claim (so the engine can say "does not hold"); else TOST's p
-    equivalent = p_eq < alpha
-    p_report = p_eq if equivalent or p_out >= alpha else p_out
-    return Point(
-        label,
-        test,
-        conv(mean),
-        conv(lo),
-        conv(hi),
-        p_report,
-        bool(equivalent),
-        n,
-        sd,
-        conv(_mde_test_scale(sd, n, alpha)),
-        null=1.0 if log else 0.0,
-        note=f"non-equivalence p = {p_out:.3g}" + (" (significant)" if p_out < alpha else ""),
-    )
-
-
-def proportion_equivalence_point(
-    successes: int, n: int, p_exact: float, label: str, margin: float, alpha: float = ALPHA
-) -> Point:
-    """TOST on a binomial proportion against its exact value: is p̂/p within [1/margin, margin]?
-    Normal approximation on the log scale (se of log p̂ ≈ √((1 − p)/(n·p)))."""
-    if n <= 0 or not 0 < p_exact < 1:
-        raise ValueError(f"{label}: need n > 0 and 0 < p_exact < 1, got n={n}, p={p_exact}")
-    est = math.log(max(successes, 0.5) / n) - math.log(p_exact)
-    se = math.sqrt((1 - p_exact) / (n * p_exact))
-    m = math.log(margin)
-    p_eq = float(max(stats.norm.sf((est + m) / se), stats.norm.cdf((est - m) / se)))
-    half = _z(1 - alpha) * se
-    return Point(
-        label,
-        f"TOST on a proportion (margin ×{margin:g})",
-        math.exp(est),
-        math.exp(est - half),
-        math.exp(est + half),
-        p_eq,
-        bool(p_eq < alpha),
-        int(n),
-        se * math.sqrt(n),
-        math.exp(_mde_test_scale(se * math.sqrt(n), int(n), alpha)),
-        null=1.0,
-    )
-
-
-def trend_point(
-    table: pd.DataFrame,
-    label: str,
-    *,
-    decreasing: bool = True,
-    log: bool = True,
-    log_x: bool = False,
-    alpha: float = ALPHA,
-) -> Point:
-    """Trend of a metric in a parameter: ``table`` has one row per repetition and one column per
-    parameter value. Regression of the (log) metric on the parameter with the repetition as a
-    blocking factor (values demeaned within each repetition); effect = slope with its t interval,
-    reported per unit of the parameter (of log parameter if ``log_x``), on the log scale if ``log``."""
-    t = table.dropna(how="any")
-    x_vals = np.asarray(t.columns, dtype=float)
-    y = t.to_numpy(dtype=float)
-    if log:
-        if (y <= 0).any():
-            raise ValueError(f"{label}: log-scale trend needs positive metrics")
-        y = np.log(y)
-    x = np.log(x_vals) if log_x else x_vals
-    r, k = y.shape
-    if r < 2 or k < 2:
-        return Point(
-            label, "blocked regression slope (too few repetitions)", math.nan, math.nan, math.nan, math.nan, False, r
-        )
-    yc = y - y.mean(axis=1, keepdims=True)
-    xc = np.broadcast_to(x - x.mean(), y.shape)
-    sxx = float((xc**2).sum())
-    slope = float((xc * yc).sum() / sxx)
-    resid = yc - slope * xc
-    df = r * k - r - 1
-    s2 = float((resid**2).sum() / df)
-    se = math.sqrt(s2 / sxx)
-    tq = float(stats.t.ppf(1 - alpha / 2, df))
-    p = float(2 * stats.t.sf(abs(slope) / se, df)) if se > 0 else (0.0 if slope != 0 else 1.0)
-    mde = (tq + _z(POWER)) * se
-    scale = ("log " if log else "") + "metric per unit " + ("log " if log_x else "") + "parameter"
-    favours = slope < 0 if decreasing else slope > 0
-    # sd of one repetition's slope-equivalent, for the power formula: se·√r
-    return Point(
-        label,
-        f"blocked regression slope ({scale})",
-        slope,
-        slope - tq * se,
-        slope + tq * se,
-        p,
-        favours,
-        r,
-        se * math.sqrt(r),
-        mde,
-        null=0.0,
-    )
-
-
-def exact_point(
-    label: str, holds: bool, effect: float = math.nan, test: str = "exact computation", note: str = ""
-) -> Point:
-    """A point decided by exact computation (closed forms, exact pmf/pdf): no p-value."""
-    return Point(label, test, effect, effect, effect, None, bool(holds), 0, exact=True, refutes=not holds, note=note)
-
-
-def tie_point(label: str, note: str) -> Point:
-    """Two mechanisms with the same output law at this point: an exact tie, which refutes any
-    strict-win claim."""
-    return Point(
-        label,
-        "identical output laws (exact)",
-        1.0,
-        1.0,
-        1.0,
-        None,
-        False,
-        0,
-        exact=True,
-        refutes=True,
-        note=note,
-        null=1.0,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Claims
-# --------------------------------------------------------------------------------------------
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm–Bonferroni step-down adjusted p-values (NaN stays NaN)."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="mergesort")]
-    m = ok.size
-    running = 0.0
-    for rank, idx in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[idx]))
-        out[idx] = running
-    return out
 
 
 def _fmt(v: float) -> str:

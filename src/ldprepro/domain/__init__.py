@@ -6,7 +6,8 @@
 - ``graded`` and ``graded_sgd``: graded (hierarchical) LDP of paper 000 (graded Laplace, LHP, PLC, HierA);
 - ``histograms``: bit-sampling histogram publication of paper 001 (BSHP, WSHP);
 - ``joint``: RR-LDP joint-distribution estimation of paper 004 (EM, LREMH);
-- ``sgd``: LDP stochastic gradient descent (Zhao et al., Algorithm 1), ``sufficient``: exact
-  sufficient-statistic samplers, ``ties``: identical output laws.
+- ``sgd``: LDP stochastic gradient descent (Zhao et al., Algorithm 1; its models, collectors and
+  the bridge to the compiled steps in ``sgd_models``, ``sgd_collectors``, ``sgd_compiled``);
+- ``sufficient``: exact sufficient-statistic samplers, ``ties``: identical output laws.
 
 Imports only numpy, scipy and numba (tests/test_layout.py checks it)."""

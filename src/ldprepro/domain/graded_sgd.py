@@ -77,9 +77,9 @@ class GradedGradientCollector:
         if self.component_rule != "sample_one":
             return None
         mechs = self._per_level if self._per_level is not None else [self._flat]
-        if any(m is None or m._block_kernel() is None or m._block_kernel()[2] > 0 for m in mechs):
+        if any(m is None or m.block_kernel() is None or m.block_kernel()[2] > 0 for m in mechs):
             return None
-        specs = [m._block_kernel() for m in mechs]
+        specs = [m.block_kernel() for m in mechs]
         params = np.zeros((len(specs), max(len(s[1]) for s in specs)))
         for i, (_, p, _) in enumerate(specs):
             params[i, : len(p)] = p
@@ -149,7 +149,7 @@ class GradedSteps:
     BLOCK_VALUES = 1 << 20
 
     def __init__(self, collector: GradedGradientCollector, side: np.ndarray):
-        from ldprepro.domain.sgd import StepBlocks
+        from ldprepro.domain.sgd_collectors import StepBlocks
 
         self.collector, self.side = collector, side
         self._kernels = collector.report_kernels()

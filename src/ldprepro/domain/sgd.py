@@ -11,32 +11,39 @@ Losses (labels ±1 for classification), with regulariser (λ/2)‖θ‖²:
 - linear:   (xᵀθ − y)²                    ∇ = 2(xᵀθ − y)x + λθ
 - logistic: log(1 + exp(−y xᵀθ))          ∇ = −y x σ(−y xᵀθ) + λθ
 - svm:      max(0, 1 − y xᵀθ)              ∇ = −y x [y xᵀθ < 1] + λθ
+
+Modules: ``sgd_models`` (the losses' gradients, :class:`GroupGradients`, the test metric),
+``sgd_collectors`` (the server's estimate of each group's mean gradient), ``sgd_compiled`` (the
+bridge to the compiled steps of ``_sgd_jit``); their public names are importable from here.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy as np
 
-MODELS = ("linear", "logistic", "svm")
+from ldprepro.domain.sgd_collectors import StepBlocks, _FullCollector, _MeanCollector, _SampledCollector
+from ldprepro.domain.sgd_compiled import ReportKernel, _Fits
+from ldprepro.domain.sgd_models import MODELS, GroupGradients, evaluate, evaluate_many, gradients
 
-
-def gradients(model: str, theta: np.ndarray, X: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
-    """Per-user gradients, shape (n, d)."""
-    margin = X @ theta
-    if model == "linear":
-        coef = 2.0 * (margin - y)
-    elif model == "logistic":
-        z = -y * margin
-        coef = -y * np.exp(-np.logaddexp(0.0, -z))  # −y·σ(z), stable
-    elif model == "svm":
-        coef = np.where(y * margin < 1.0, -y, 0.0)
-    else:
-        raise ValueError(f"unknown model {model!r}; known: {MODELS}")
-    return coef[:, None] * X + lam * theta[None, :]
+__all__ = [
+    "MODELS",
+    "GroupGradients",
+    "ReportKernel",
+    "StepBlocks",
+    "evaluate",
+    "evaluate_many",
+    "gradients",
+    "group_collector",
+    "group_size",
+    "ldp_sgd",
+    "ldp_sgd_fits",
+    "learning_rate",
+    "runs_fit_by_fit",
+    "take_rows",
+]
 
 
 def group_size(d: int, eps: float, rule: str = "d_log_d_over_eps2", fixed: int | None = None) -> int:
@@ -95,377 +102,6 @@ def ldp_sgd(
             step = (g if perturb is None else perturb(g, rng)).mean(axis=0)
         theta = theta - learning_rate(schedule, t, n_iter, eta0) * step
     return theta
-
-
-class GroupGradients:
-    """Clipped gradients of F groups of S users, computed on demand: ``full()`` the (F, S, d) matrix,
-    ``at(j)`` only the coordinates j of shape (F, S, k) (what a sampling mechanism reports)."""
-
-    def __init__(self, model: str, theta: np.ndarray, Xg: np.ndarray, yg: np.ndarray, lam: float, clip: float):
-        self.theta, self.Xg, self.lam, self.clip = theta, Xg, lam, clip
-        margin = np.matmul(Xg, theta[:, :, None])[..., 0]  # (F, S)
-        if model == "linear":
-            self.coef = 2.0 * (margin - yg)
-        elif model == "logistic":
-            self.coef = -yg * np.exp(-np.logaddexp(0.0, yg * margin))  # −y·σ(−y xᵀθ), stable
-        elif model == "svm":
-            self.coef = np.where(yg * margin < 1.0, -yg, 0.0)
-        else:
-            raise ValueError(f"unknown model {model!r}; known: {MODELS}")
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        return self.Xg.shape
-
-    def full(self) -> np.ndarray:
-        g = self.coef[..., None] * self.Xg
-        g += self.lam * self.theta[:, None, :]
-        return np.clip(g, -self.clip, self.clip, out=g)
-
-    def at(self, j: np.ndarray) -> np.ndarray:
-        from ldprepro.domain.mechanisms.multidim import take_last
-
-        xj = take_last(self.Xg, j)
-        th = self.theta[np.arange(self.theta.shape[0])[:, None, None], j]
-        return np.clip(self.coef[..., None] * xj + self.lam * th, -self.clip, self.clip)
-
-
-class _MeanCollector:
-    """Non-private: the mean of the group's clipped gradients."""
-
-    compiled = True
-    draws_per_step = False
-
-    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return grads.full().mean(axis=1)
-
-    def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
-        """All steps as compiled loops (``_sgd_jit.steps``); no randomness."""
-        fits.run()
-        return True
-
-
-class _FullCollector:
-    """A d-dimensional mechanism that perturbs every coordinate (``mechanism.group_means`` on
-    the full clipped gradients): Duchi et al.'s mechanism, Laplace with ε/d per attribute."""
-
-    def __init__(self, mechanism):
-        self.mechanism = mechanism
-
-    @property
-    def compiled(self) -> bool:
-        """Whether :meth:`run_compiled` runs: Duchi's mechanism (½-ties) or Laplace ε/d."""
-        from ldprepro.domain.mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim
-
-        mech = self.mechanism
-        return (type(mech) is DuchiMultiDim and mech.ties == "half") or type(mech) is LaplaceMultiDim
-
-    draws_per_step = False  # Duchi: uniforms for runs of steps; Laplace ε/d: Gamma sums for runs of steps
-
-    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self.mechanism.group_means(grads.full(), rng)
-
-    def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
-        """All steps as compiled loops, drawing what ``group_means`` draws step after step:
-        Duchi (½-ties) its uniforms u_v, u_pos, u_s per step (``_sgd_jit.duchi_steps``); Laplace
-        ε/d each step's two Gamma arrays (``sufficient.laplace_sum``), drawn for a run of steps in
-        one call, which is the same stream. False (nothing drawn) for any other mechanism."""
-        from ldprepro.domain.mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim
-        from ldprepro.domain.sufficient import laplace_sums_per_step
-
-        mech, F, S, d = self.mechanism, fits.F, fits.S, fits.X.shape[1]
-        if type(mech) is DuchiMultiDim and mech.ties == "half":
-            per_step = 2 * F * S * d + F * S
-            t = 1
-            while t <= fits.T:
-                n_steps = min(fits.T - t + 1, max(1, (1 << 21) // per_step))
-                u = rng.random(n_steps * per_step)
-                fits.run_duchi(u, mech.a / (mech.a + 1.0), mech.B, t, n_steps)
-                t += n_steps
-            return True
-        if type(mech) is LaplaceMultiDim:
-            t = 1
-            while t <= fits.T:
-                n_steps = min(fits.T - t + 1, max(1, (1 << 20) // (2 * F * d)))
-                noise = laplace_sums_per_step(mech.mechanism.scale, S, rng, n_steps, (F, d)) / S
-                fits.run(t_first=t, n_steps=n_steps, noise=noise)
-                t += n_steps
-            return True
-        return False
-
-
-class StepBlocks:
-    """Per-step draws that do not depend on the values (an SGD step's sampled attributes or
-    reported components), drawn for as many steps as fit in ``block_values`` entries at once and
-    never past the run's last step (``begin``). ``draw(steps, rng)`` returns the block, of shape
-    (steps, *step_shape). The numpy steps take one step at a time (``next_step``), the compiled
-    steps a run of steps within one block (``runs``): the same draws in the same order."""
-
-    def __init__(self, draw: Callable[[int, np.random.Generator], np.ndarray]):
-        self.draw = draw
-        self.begin(None)
-
-    def begin(self, T: int | None) -> None:
-        """A run of T steps starts (None: of unknown length)."""
-        self._block, self._next, self._left = None, 0, T
-
-    def _current(self, step_shape: tuple, rng: np.random.Generator, block_values: int) -> np.ndarray:
-        """The block the next step uses (a new one when it is used up)."""
-        if self._block is None or self._block.shape[1:] != step_shape or self._next == self._block.shape[0]:
-            steps = max(1, block_values // math.prod(step_shape))
-            if self._left is not None:
-                steps = max(1, min(steps, self._left))
-                self._left -= steps
-            self._block, self._next = self.draw(steps, rng), 0
-        return self._block
-
-    def next_step(self, step_shape: tuple, rng: np.random.Generator, block_values: int) -> np.ndarray:
-        """The next step's draws."""
-        out = self._current(step_shape, rng, block_values)[self._next]
-        self._next += 1
-        return out
-
-    def runs(self, step_shape: tuple, T: int, rng: np.random.Generator, block_values: int):
-        """(t_first, n_steps, draws of those steps) for steps 1 … T, a run per block; the caller
-        draws the run's reports before the next block is drawn."""
-        t = 1
-        while t <= T:
-            block = self._current(step_shape, rng, block_values)
-            n_steps = min(T - t + 1, block.shape[0] - self._next)
-            yield t, n_steps, block[self._next : self._next + n_steps]
-            self._next += n_steps
-            t += n_steps
-
-
-class _SampledCollector:
-    """Sampled multidimensional collection; the users' sampled attributes (independent of θ) are
-    drawn for as many steps as fit in one block of ``BLOCK_VALUES`` indices (8 MiB), so that a fit of
-    millions of tiny groups (G = 2 at ε = 8) draws them in a few calls, not one per few steps; a
-    block never reaches past the run's last step (``begin``)."""
-
-    #: Attribute indices drawn per block (the block's steps × F × S × k).
-    BLOCK_VALUES = 1 << 20
-
-    def __init__(self, mechanism):
-        self.mechanism = mechanism
-        self._kernel = _report_kernel(mechanism.mechanism)
-        self._attributes, self._step_shape = StepBlocks(self._draw_attributes), None
-
-    def _draw_attributes(self, steps: int, rng: np.random.Generator) -> np.ndarray:
-        F, S, k = self._step_shape
-        return self.mechanism.sample_attributes(steps * F * S, rng).reshape(steps, F, S, k)
-
-    def begin(self, F: int, S: int, T: int) -> None:
-        """A run of T steps of F groups of S users starts: no block is drawn for steps past it."""
-        self._step_shape = (F, S, self.mechanism.k)
-        self._attributes.begin(T)
-
-    @property
-    def compiled(self) -> bool:
-        """Whether :meth:`run_compiled` runs: a compiled sampler behind the 1-D mechanism, or DCT."""
-        from ldprepro.domain.mechanisms import DCT
-
-        mech = self.mechanism.mechanism
-        return self._kernel is not None or (type(mech) is DCT and mech._fused() is not None)
-
-    @property
-    def draws_per_step(self) -> bool:
-        """Whether its compiled steps still draw step by step in Python (DCT: a byte stream and
-        uniforms per step, as ``perturb`` draws them), so fits should share those calls (batched)."""
-        return self._kernel is None
-
-    def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        F, S, _ = grads.shape
-        self._step_shape = (F, S, self.mechanism.k)
-        j = self._attributes.next_step(self._step_shape, rng, self.BLOCK_VALUES)
-        return self.mechanism.sampled_group_means(F, S, grads.at, rng, j=j)
-
-    def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
-        """All steps as compiled loops, drawing what ``__call__`` draws in the same order: a block
-        of attributes when the last is used up, then each step's report uniforms, so a run of
-        steps within one block takes its uniforms at once. When the count depends on the draws
-        (a mixture with a discretised branch draws per branch user), an upper bound is drawn and
-        the generator then set to where the steps left it. False (nothing drawn) when the 1-D
-        mechanism has no compiled sampler."""
-        kernel = self._kernel
-        if kernel is None:
-            return self._run_dct(fits, rng)
-        F, S, k = fits.F, fits.S, self.mechanism.k
-        for t, n_steps, block in self._attributes.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
-            j = np.ascontiguousarray(block, dtype=np.int64)
-            values = n_steps * F * S * k
-            if kernel.per_value:
-                fits.run(True, j, rng.random(values * kernel.per_value), self.mechanism.scale / S, kernel, t, n_steps)
-            else:
-                state = rng.bit_generator.state
-                used = fits.run(True, j, rng.random(values * kernel.most_per_value), self.mechanism.scale / S,
-                                kernel, t, n_steps, exact=False)  # fmt: skip
-                rng.bit_generator.state = state
-                _skip_uniforms(rng, used)
-        return True
-
-    def _run_dct(self, fits: _Fits, rng: np.random.Generator) -> bool:
-        """Paper 003's DCT (``_sgd_jit.dct_steps``): its draws do not depend on the values, so a
-        run of steps has them drawn first, step by step and chunk by chunk as ``perturb`` draws
-        them (a byte stream, then uniforms). False (nothing drawn) for any other mechanism."""
-        from ldprepro.domain.mechanisms import DCT
-        from ldprepro.domain.mechanisms.base import CHUNK
-
-        mech = self.mechanism.mechanism
-        if type(mech) is not DCT or mech._fused() is None:
-            return False
-        F, S, k = fits.F, fits.S, self.mechanism.k
-        n = F * S * k
-        chunks = [min(CHUNK, n - c0) for c0 in range(0, n, CHUNK)]
-        for t, n_steps, block in self._attributes.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
-            j = np.ascontiguousarray(block, dtype=np.int64)
-            bits, u = [], []
-            for _ in range(n_steps):
-                for c in chunks:
-                    bits.append(np.unpackbits(np.frombuffer(rng.bytes((2 * c + 7) // 8), dtype=np.uint8)))
-                    u.append(rng.random(c))
-            fits.run_dct(j, np.concatenate(u), np.concatenate(bits), self.mechanism.scale / S, mech, t, n_steps)
-        return True
-
-
-def _skip_uniforms(rng: np.random.Generator, count: int) -> None:
-    """Leave ``rng`` as ``rng.random(count)`` would (PCG64 and a plain state: jump ahead)."""
-    bg = rng.bit_generator
-    if type(bg).__name__ == "PCG64" and not bg.state.get("has_uint32"):
-        bg.advance(count)  # one 64-bit output per double; advance() clears only has_uint32
-    else:
-        rng.random(count)
-
-
-class ReportKernel(NamedTuple):
-    """A 1-D mechanism's sampler as ``_sgd_jit.steps`` runs it: per branch (one for a plain
-    mechanism) its compiled sampler kind and parameters, the branch's share [edges[b],
-    edges[b+1]) of the user's uniform, whether it draws its own uniforms (``fresh``: a
-    discretised mixture branch) and its rounding step h (0: none; Alg. 5 otherwise);
-    ``per_value`` uniforms per reported value, 0 when that depends on the draws (then at most
-    ``most_per_value``)."""
-
-    kinds: np.ndarray
-    params: np.ndarray
-    edges: np.ndarray
-    fresh: np.ndarray
-    rounding: np.ndarray
-    per_value: int
-    most_per_value: int
-
-
-def _report_kernel(mech) -> ReportKernel | None:
-    """The :class:`ReportKernel` of a 1-D mechanism whose ``perturb`` runs compiled samplers
-    (``mechanisms._jit._sample_one``): a plain sampler, possibly discretised (Alg. 5), or a
-    mixture whose branches sample from their share of the uniform or (discretised branches)
-    from their own; else None."""
-    from ldprepro.domain.mechanisms import Mixture
-
-    if isinstance(mech, Mixture) and len(mech.components) > 1:
-        if type(mech)._perturb_block is not Mixture._perturb_block:
-            return None
-        specs = []
-        for c in mech.components:
-            if c.single_uniform:
-                spec = c._sample_kernel()
-                specs.append(None if spec is None else (*spec, False, 0.0))
-            else:
-                spec = c._block_kernel()
-                specs.append(None if spec is None else (spec[0], spec[1], True, spec[2]))
-        edges = mech._edges
-    else:
-        if isinstance(mech, Mixture):
-            mech = mech.components[0]
-        spec = mech._block_kernel()
-        specs = [None if spec is None else (spec[0], spec[1], False, spec[2])]
-        edges = np.array([0.0, 1.0])
-    if any(s is None for s in specs):
-        return None
-    params = np.zeros((len(specs), max(len(s[1]) for s in specs)))
-    for b, (_, p, _, _) in enumerate(specs):
-        params[b, : len(p)] = p
-    fresh = np.array([s[2] for s in specs], dtype=np.bool_)
-    rounding = np.array([s[3] for s in specs], dtype=np.float64)
-    if fresh.any():
-        per_value, most = 0, 1 + max(1 + (h > 0) for f, h in zip(fresh, rounding) if f)
-    else:
-        per_value = most = 2 if len(specs) == 1 and rounding[0] > 0 else 1
-    return ReportKernel(
-        np.array([s[0] for s in specs], dtype=np.int64), params, np.asarray(edges, dtype=np.float64),
-        fresh, rounding, per_value, int(most),
-    )  # fmt: skip
-
-
-class _Fits:
-    """The state of F fits run by compiled steps: the data, the fits' rows and step sizes, θ."""
-
-    _NO_KERNEL = ReportKernel(np.zeros(1, np.int64), np.zeros((1, 1)), np.array([0.0, 1.0]),
-                              np.zeros(1, np.bool_), np.zeros(1), 1, 1)  # fmt: skip
-
-    def __init__(self, X, y, idx, S, T, eta_1, n_iter, schedule, model, lam, clip):
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.idx, self.S, self.T = idx, S, T
-        self.F = idx.shape[0]
-        self.eta_1, self.n_iter = eta_1.astype(np.float64), n_iter.astype(np.int64)
-        self.inv_sqrt_t = schedule == "inv_sqrt_t"
-        self.model = MODELS.index(model)
-        self.lam, self.clip = float(lam), float(clip)
-        self.theta = np.zeros((self.F, self.X.shape[1]))
-
-    def _common(self, t_first, n_steps):
-        return (
-            self.X, self.y, self.idx, self.S, t_first, self.T if n_steps is None else n_steps, self.theta,
-            self.eta_1, self.n_iter, self.inv_sqrt_t, self.model, self.lam, self.clip,
-        )  # fmt: skip
-
-    def run(self, sampled=False, j=None, u=None, scale=0.0, kernel=None, t_first=1, n_steps=None,
-            noise=None, exact=True) -> int:  # fmt: skip
-        """Compiled steps (``_sgd_jit.steps``); returns the number of uniforms of u they used,
-        which must be all of them when ``exact``."""
-        from ldprepro.domain import _sgd_jit
-        from ldprepro.domain.mechanisms.base import CHUNK
-
-        j = np.zeros((0, 0, 0, 0), dtype=np.int64) if j is None else j
-        u = np.empty(0) if u is None else u
-        noise = np.zeros((0, 0, 0)) if noise is None else noise
-        kr = self._NO_KERNEL if kernel is None else kernel
-        used = _sgd_jit.steps(
-            *self._common(t_first, n_steps), sampled, j, u, float(scale),
-            kr.kinds, kr.params, kr.edges, kr.fresh, kr.rounding, CHUNK, noise,
-        )  # fmt: skip
-        if (used != u.size) if exact else (used > u.size):  # pragma: no cover - bookkeeping
-            raise RuntimeError(f"compiled SGD steps used {used} of {u.size} uniforms")
-        return used
-
-    def run_graded(self, comp, u, side, kinds, params, per_level, t_first=1, n_steps=None) -> None:
-        """Steps with paper 000's graded collection (``_sgd_jit.graded_steps``)."""
-        from ldprepro.domain import _sgd_jit
-
-        used = _sgd_jit.graded_steps(
-            *self._common(t_first, n_steps)[:13], comp, u, side, kinds, params, per_level,
-        )  # fmt: skip
-        if used != u.size:  # pragma: no cover - bookkeeping
-            raise RuntimeError(f"compiled graded SGD steps used {used} of {u.size} uniforms")
-
-    def run_dct(self, j, u, bits, scale, mech, t_first, n_steps) -> None:
-        """Steps with Alg. 6 sampling around DCT (``_sgd_jit.dct_steps``)."""
-        from ldprepro.domain import _sgd_jit
-        from ldprepro.domain.mechanisms.base import CHUNK
-
-        used = _sgd_jit.dct_steps(
-            *self._common(t_first, n_steps), j, u, bits, float(scale), CHUNK, mech.keep, mech._inv_keep,
-            mech._inv_replace - mech._inv_keep, mech.d, mech.m,
-        )  # fmt: skip
-        if used != (u.size, bits.size):  # pragma: no cover - bookkeeping
-            raise RuntimeError(f"compiled DCT SGD steps used {used} of {(u.size, bits.size)} draws")
-
-    def run_duchi(self, u, p_pos, B, t_first, n_steps) -> None:
-        from ldprepro.domain import _sgd_jit
-
-        used = _sgd_jit.duchi_steps(*self._common(t_first, n_steps), u, float(p_pos), float(B))
-        if used != u.size:  # pragma: no cover - bookkeeping
-            raise RuntimeError(f"compiled Duchi SGD steps used {used} of {u.size} uniforms")
 
 
 def group_collector(mechanism=None, aggregate_fits: Callable | None = None) -> Callable:
@@ -574,17 +210,3 @@ def _compiled_ok(collect, X, y, model, clip, finite: bool | None = None) -> bool
         and 0.0 < clip <= 1.0
         and (finite if finite is not None else bool(np.isfinite(X).all() and np.isfinite(y).all()))
     )
-
-
-def evaluate(model: str, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[str, float]:
-    """('test_mse', value) for linear regression, ('misclassification_rate', value) otherwise."""
-    metric, values = evaluate_many(model, theta[None, :], X, y)
-    return metric, float(values[0])
-
-
-def evaluate_many(model: str, thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[str, np.ndarray]:
-    """:func:`evaluate` of every row of ``thetas`` (C, d) on one test set, in one product X·θᵀ."""
-    pred = X @ thetas.T  # (n_test, C)
-    if model == "linear":
-        return "test_mse", np.mean((pred - y[:, None]) ** 2, axis=0)
-    return "misclassification_rate", np.mean(np.where(pred >= 0, 1.0, -1.0) != y[:, None], axis=0)

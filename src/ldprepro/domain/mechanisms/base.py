@@ -140,23 +140,53 @@ class Mechanism(ABC):
         """True when ``_sample`` (one uniform per user) is implemented."""
         return type(self)._sample is not Mechanism._sample
 
+    # --- compiled samplers: what code outside the mechanism (SGD's compiled steps) may run -------
+    def sample_kernel(self) -> tuple[int, tuple] | None:
+        """The compiled twin of the one-uniform sampler ``_sample``: ``(kind, params)``, with
+        ``kind`` a sampler constant of ``mechanisms.kernels`` (run by ``_jit._sample_one``) and
+        ``params`` its parameters, such that the compiled sampler given the same uniform returns
+        the same output as ``_sample`` (bit for bit). Compiled code that hands a mechanism one
+        uniform per user (a mixture's branch, SGD's compiled steps) calls this.
+
+        None when no compiled twin is declared: the mechanism has no ``_sample`` (mixtures,
+        discretised mechanisms), its ``_sample`` has no twin (Laplace), or a subclass overrides
+        ``_sample`` (a plugin, unless it declares a twin); callers then run the numpy sampler.
+        Subclasses declare the twin by overriding ``_sample_kernel``."""
+        return self._sample_kernel()
+
+    def block_kernel(self) -> tuple[int, tuple, float] | None:
+        """The compiled form of ``_perturb_block`` (what ``perturb`` runs on each block of users):
+        ``(kind, params, h)`` when it is "one uniform per user into the compiled sampler ``(kind,
+        params)`` of :meth:`sample_kernel`, then, if h > 0, Algorithm 5's rounding to the grid of
+        step h with a second uniform per user" (a plain or a discretised mechanism); h = 0 means
+        no rounding.
+
+        None when ``_perturb_block`` draws otherwise (Laplace's exponential and sign, DCT's bits
+        and uniform, a mixture's branches, a subclass's override) or when there is no compiled
+        sampler to feed (:meth:`sample_kernel` None, or, for a discretised mechanism, none behind
+        its base); callers then run the numpy sampler. Subclasses declare it by overriding
+        ``_block_kernel``."""
+        return self._block_kernel()
+
     # --- fused samplers (kernels.py): the same outputs as the numpy samplers, in one pass -------
     def _sample_kernel(self) -> tuple[int, tuple] | None:
-        """(kind, params) of the compiled twin of ``_sample`` in ``_jit._sample_one``, if any."""
+        """(kind, params) of the compiled twin of ``_sample`` in ``_jit._sample_one``, if any
+        (the hook behind :meth:`sample_kernel`)."""
         return None
 
     def _block_kernel(self) -> tuple[int, tuple, float] | None:
         """(kind, params, rounding step) when ``_perturb_block`` is "one uniform per user into
-        ``_sample``'s twin, then (step > 0) Algorithm 5's rounding with a second uniform"."""
+        ``_sample``'s twin, then (step > 0) Algorithm 5's rounding with a second uniform" (the
+        hook behind :meth:`block_kernel`)."""
         if type(self)._perturb_block is Mechanism._perturb_block and self.single_uniform:
-            spec = self._sample_kernel()
+            spec = self.sample_kernel()
             if spec is not None:
                 return (*spec, 0.0)
         return None
 
     def _fused(self) -> kernels.Fused | None:
         """The fused form of ``_perturb_block`` (None: the numpy sampler runs)."""
-        spec = self._block_kernel()
+        spec = self.block_kernel()
         if spec is None:
             return None
         kind, params, step = spec
@@ -290,7 +320,7 @@ class Mixture(Mechanism):
             return None
         branches = []
         for c in self.components:
-            spec = c._sample_kernel() if c.single_uniform else c._block_kernel()
+            spec = c.sample_kernel() if c.single_uniform else c.block_kernel()
             if spec is None:
                 return None
             if c.single_uniform:

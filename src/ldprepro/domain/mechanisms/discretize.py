@@ -64,7 +64,7 @@ class Discretized(Mechanism):
     def _block_kernel(self):
         if type(self)._perturb_block is not Discretized._perturb_block or type(self).round is not Discretized.round:
             return None
-        base = self.base._block_kernel()
+        base = self.base.block_kernel()
         if base is None or base[2] > 0:
             return None
         return base[0], base[1], self.h

@@ -1,18 +1,7 @@
-"""Privacy audit: is the claimed ε of every mechanism and protocol the pipeline runs true?
-
-For each subject (a mechanism at a claimed ε) the audit reports
-
-- the **exact privacy loss**: the maximum log ratio of the output pmf/pdf over pairs of inputs and
-  over outputs, computed from the closed forms (``inf`` where the support moves with the input);
-- an **empirical lower bound** from the real perturbation code (never a sufficient-statistic
-  shortcut): N trials on each of two inputs x0, x1 chosen to maximise the exact ratio, the
-  likelihood-ratio-optimal event S = {y : f(y|x0)/f(y|x1) ≥ t} with t chosen on an independent
-  pilot sample, Clopper–Pearson bounds on TPR = P(S|x0) and FPR = P(S|x1), and
-  ε_emp = ln(TPR_low / FPR_high); with confidence 1−α, ε_emp is below the true loss;
-- a **verdict**: "holds" if the exact loss ≤ claimed ε (and ε_emp ≤ claimed), else "violated"
-  with the measured loss. A violation is a finding about a paper, or a bug if this project
-  presents the mechanism as ε-LDP (the tests fail then).
-"""
+"""The audited subjects: every mechanism and protocol the pipeline runs, at a claimed ε, as a
+:class:`Subject` (its exact privacy loss from the closed forms, the real perturbation code, and the
+exact log likelihood ratio of its outputs), built per family (``subjects_for``): numeric,
+multidim, frequency (with paper 004's RR-LDP), graded (paper 000) and histogram (paper 001)."""
 
 from __future__ import annotations
 
@@ -22,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from ldprepro.domain.mechanisms import DuchiMultiDim, get_mechanism
 from ldprepro.domain.mechanisms.base import Mechanism
@@ -92,101 +80,6 @@ def numeric_subject(
         log_lr=_numeric_log_lr(mech),
         claim_source=claim_source,
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# empirical lower bound
-# --------------------------------------------------------------------------------------------------
-
-
-def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
-    """Two-sided Clopper–Pearson interval for k successes in n trials (scipy Beta quantiles)."""
-    alpha = 1.0 - confidence
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
-
-
-def _bound(tp: int, fp: int, n: int, confidence: float) -> float:
-    tpr_lo = clopper_pearson(tp, n, confidence)[0]
-    fpr_hi = clopper_pearson(fp, n, confidence)[1]
-    return math.log(tpr_lo / fpr_hi) if tpr_lo > 0 else -math.inf
-
-
-def _quantised_log_lr(subject: Subject, y, x0, x1) -> np.ndarray:
-    """log LR rounded to 1e-9: events are defined by the mathematical likelihood ratio, not by
-    its last-bit rounding. (Unrounded, the rounding pattern of e.g. Laplace's log-densities
-    differs between the float lattices x0 + t and x1 + t and picks out a set that separates the
-    two inputs far beyond ε: the floating-point leak of Mironov (CCS 2012). That is a property
-    of every floating-point continuous mechanism's bits, outside this audit's scope.)"""
-    return np.round(subject.log_lr(y, x0, x1), 9)
-
-
-def empirical_lower_bound(
-    subject: Subject, trials: int, pilot: int, confidence: float, rng: np.random.Generator
-) -> dict:
-    """ε_emp = ln(TPR_low / FPR_high) for the likelihood-ratio-optimal event chosen on a pilot."""
-    x0, x1 = subject.pair
-    # 1. choose the threshold t on an independent pilot sample
-    y0, y1 = subject.sample(x0, pilot, rng), subject.sample(x1, pilot, rng)
-    l0, l1 = _quantised_log_lr(subject, y0, x0, x1), _quantised_log_lr(subject, y1, x0, x1)
-    candidates = np.unique(np.quantile(l0, np.linspace(0, 1, 101), method="inverted_cdf"))
-    candidates = np.append(candidates, np.inf) if np.isinf(l0).any() else candidates
-    best_t, best = candidates[0], -math.inf
-    for t in candidates:
-        b = _bound(int((l0 >= t).sum()), int((l1 >= t).sum()), pilot, confidence)
-        if b > best:
-            best_t, best = t, b
-    # 2. evaluate that event on fresh trials
-    e0, e1 = subject.sample(x0, trials, rng), subject.sample(x1, trials, rng)
-    tp = int((_quantised_log_lr(subject, e0, x0, x1) >= best_t).sum())
-    fp = int((_quantised_log_lr(subject, e1, x0, x1) >= best_t).sum())
-    tpr, fpr = clopper_pearson(tp, trials, confidence), clopper_pearson(fp, trials, confidence)
-    return {
-        "eps_empirical": _bound(tp, fp, trials, confidence),
-        "tpr": tp / trials,
-        "fpr": fp / trials,
-        "tpr_low": tpr[0],
-        "fpr_high": fpr[1],
-        "threshold_log_lr": float(best_t),
-        "trials": trials,
-    }
-
-
-def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: float, seed: int, key: dict) -> list[dict]:
-    from ldprepro.pipeline.seeding import rng_for
-
-    rows = []
-    for s in subjects:
-        rng = rng_for(seed, {**key, "subject": s.name, "eps": s.eps_claimed})
-        emp = empirical_lower_bound(s, trials, pilot, confidence, rng) if s.sample is not None else {}
-        tol = 1e-9 * max(1.0, s.eps_claimed)
-        violated = s.exact_loss > s.eps_claimed + tol or emp.get("eps_empirical", -math.inf) > s.eps_claimed + tol
-        rows.append(
-            {
-                "family": s.family,
-                "subject": s.name,
-                "eps_claimed": s.eps_claimed,
-                "exact_loss": s.exact_loss,
-                "eps_empirical": emp.get("eps_empirical", math.nan),
-                "tpr": emp.get("tpr", math.nan),
-                "fpr": emp.get("fpr", math.nan),
-                "trials": emp.get("trials", 0),
-                "confidence": confidence,
-                "x0": str(s.pair[0]),
-                "x1": str(s.pair[1]),
-                "presented_as_ldp": s.presented_as_ldp,
-                "verdict": "violated" if violated else "holds",
-                "claim_source": s.claim_source,
-                "notes": s.notes,
-            }
-        )
-    return rows
-
-
-# --------------------------------------------------------------------------------------------------
-# the subjects the pipeline runs
-# --------------------------------------------------------------------------------------------------
 
 
 def numeric_subjects(eps: float, discretize_m=(1, 10)) -> list[Subject]:
@@ -512,62 +405,3 @@ def subjects_for(family: str, eps: float, cfg: dict) -> list[Subject]:
     if family == "histogram":
         return bshp_subjects(eps, cfg.get("bshp_ratio", 0.8))
     raise ValueError(f"unknown audit family {family!r}; known: {FAMILIES}")
-
-
-def run_family(family: str, cfg: dict, seed: int) -> list[dict]:
-    rows = []
-    for eps in cfg["eps"]:
-        subjects = subjects_for(family, float(eps), cfg)
-        rows += audit_rows(subjects, cfg["trials"], cfg["pilot"], cfg["per_test_confidence"], seed, {"audit": family})
-    if family == "frequency":  # RR-LDP is parameterised by (f, p, q), not by ε
-        params = [(r["f"], r["p"], r["q"]) for r in cfg.get("rappor", [])]
-        rows += audit_rows(
-            rappor_subjects(params, cfg.get("rappor_d", (1, 16))),
-            cfg["trials"],
-            cfg["pilot"],
-            cfg["per_test_confidence"],
-            seed,
-            {"audit": "rr_ldp"},
-        )
-    return rows
-
-
-def plot_audit(df, png, svg=None) -> None:
-    import matplotlib.pyplot as plt
-
-    from ldprepro.report.plotting import save_figure
-
-    fams = [
-        f for f in ("numeric", "discretised", "multidim", "frequency", "histogram", "graded") if f in set(df["family"])
-    ]
-    heights = [max(2.0, 0.28 * df[df["family"] == f]["subject"].nunique()) for f in fams]
-    fig, axes = plt.subplots(
-        len(fams), 1, figsize=(9, sum(heights) + 1.5), squeeze=False, gridspec_kw={"height_ratios": heights}
-    )
-    cap = 30.0
-    for ax, fam in zip(axes[:, 0], fams):
-        g = df[df["family"] == fam]
-        subjects = list(dict.fromkeys(g["subject"]))
-        ypos = {s: i for i, s in enumerate(subjects)}
-        for _, r in g.iterrows():
-            y = ypos[r["subject"]]
-            ex = min(r["exact_loss"] / r["eps_claimed"], cap)
-            ax.plot(ex, y, "o", color="#d62728" if r["verdict"] == "violated" else "#1f77b4", ms=4, alpha=0.7)
-            if np.isfinite(r["eps_empirical"]):
-                ax.plot(
-                    min(max(r["eps_empirical"] / r["eps_claimed"], 1e-2), cap), y, "^", color="#2ca02c", ms=4, alpha=0.6
-                )
-        ax.axvline(1.0, color="black", lw=1)
-        ax.set_xscale("log")
-        ax.set_xlim(0.3, cap * 1.2)
-        ax.set_yticks(range(len(subjects)))
-        ax.set_yticklabels(subjects, fontsize="small")
-        ax.set_title(f"{fam}: loss / claimed ε (1 = claim met exactly; {cap:g} = capped, incl. ∞)")
-        ax.grid(True, axis="x", alpha=0.3)
-    axes[0, 0].plot([], [], "o", color="#1f77b4", label="exact loss (claim holds)")
-    axes[0, 0].plot([], [], "o", color="#d62728", label="exact loss (claim violated)")
-    axes[0, 0].plot([], [], "^", color="#2ca02c", label="empirical lower bound")
-    axes[0, 0].legend(loc="lower right")
-    fig.suptitle("Privacy audit: claimed vs exact vs empirical ε, every mechanism the pipeline runs")
-    fig.tight_layout()
-    save_figure(fig, png, svg)
