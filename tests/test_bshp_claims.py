@@ -21,7 +21,7 @@ from ldprepro.claims.verdicts import (
     paired_point,
     ratio_of_means_point,
 )
-from ldprepro.papers.bshp.claims import CLAIMS, judge_figure, paper_repetitions
+from ldprepro.papers.bshp.claims import DECLARATIONS, judge_figure, paper_repetitions
 from ldprepro.papers.bshp.runs import BASELINE, run_job
 
 CITIES = {
@@ -82,9 +82,13 @@ def make_raw(fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CI
     return pd.concat(frames, ignore_index=True)
 
 
-def _words(kind: str, key: str) -> str:
-    (spec,) = [s for s in CLAIMS[kind] if s.key == key]
-    return spec.words
+def _words(figure: str, points: str) -> str:
+    """The words of the claim that the figure's declaration computing ``points`` states."""
+    import yaml
+
+    decls = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    (decl,) = [d for d in decls if isinstance(d, dict) and d.get("points") == points]
+    return decl["claim"]
 
 
 def _verdicts(table: pd.DataFrame, key: str) -> dict[str, str]:
@@ -191,15 +195,15 @@ def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
     flat = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.5
     key = "more significant when the privacy budget is relatively large"
     g = _judge(fig, "fig4", growing, 300, seed=5)
-    assert g.loc[g["claim"] == _words("mse_eps", "larger_eps"), "verdict"].tolist() == ["holds"]
+    assert g.loc[g["claim"] == _words("fig4", "gain_trend"), "verdict"].tolist() == ["holds"]
     assert _verdicts(g, key + " (exact") == {"paper": "holds"}
     s = _judge(fig, "fig4", shrinking, 300, seed=6)
-    assert s.loc[s["claim"] == _words("mse_eps", "larger_eps"), "verdict"].tolist() == ["does not hold"]
+    assert s.loc[s["claim"] == _words("fig4", "gain_trend"), "verdict"].tolist() == ["does not hold"]
     assert _verdicts(s, key + " (exact") == {"paper": "does not hold"}
     # a constant gain: 'holds' only at the test's level (both points share the baseline's noise)
     holds = sum(
         _judge(fig, "fig4", flat, 60, seed=100 + k)
-        .loc[lambda t: t["claim"] == _words("mse_eps", "larger_eps"), "verdict"]
+        .loc[lambda t: t["claim"] == _words("fig4", "gain_trend"), "verdict"]
         .eq("holds")
         .sum()
         for k in range(30)

@@ -132,7 +132,7 @@ def claims_for(
                     )
             rows += claims
         rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
-    once = Results(raw.iloc[0:0] if len(raw) else raw, fig, default_role, paper, figure, unavailable)
+    once = Results(raw, fig, default_role, paper, figure, unavailable)
     for d in decls:
         if d.get("once"):
             rows += decide(once, d)
