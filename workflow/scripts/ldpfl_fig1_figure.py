@@ -1,12 +1,12 @@
 """Aggregate Zhao et al. Fig. 1, judge the paper's claims and draw the figure."""
 
-from ldprepro.papers.ldpfl.mechanism_figures import fig1_claims, plot_fig1
+from ldprepro.papers.ldpfl.mechanism_figures import figure_claims, plot_fig1
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import aggregate, read_results
 
 raw = read_results(snakemake.input)
 summary = aggregate(raw)
 write_parquet(summary, snakemake.output.summary)
-claims = fig1_claims(summary, raw)
+claims = figure_claims(raw, "fig1")
 write_parquet(claims, snakemake.output.claims)
 plot_fig1(summary, snakemake.output.png, snakemake.output.svg, claims=claims)

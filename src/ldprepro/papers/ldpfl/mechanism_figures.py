@@ -1,24 +1,32 @@
 """Paper 002 (Zhao et al.) Fig. 1 and Fig. 4: mechanism-level figures that need no dataset.
 
 Fig. 1: worst-case noise variance vs ε of Laplace, Duchi, PM, HM, Three-Outputs, PM-OPT, PM-SUB
-and HM-TP — the closed forms of ``shared/specs/zhao2021_numeric_mechanisms.md`` §0, plus a
+and HM-TP — the closed forms of docs/papers/ldpfl.md §0, plus a
 Monte-Carlo check at a few ε: the mean squared error of ``perturb`` at the worst-case input,
 over independent repetitions.
 
 Fig. 4: the three-piece output density of PM-OPT (p on [ℓ(t), r(t)], p/a elsewhere on [−A, A])
 for a few inputs: the exact pdf next to a histogram of ``perturb``'s outputs.
+
+The claims about both are declared in ``claims.yaml`` beside this module and decided by the one
+dispatcher; the functions here compute them.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from ldprepro.claims.verdicts import Claim, equivalence_point, exact_point, judge, proportion_equivalence_point
+import numpy as np
+import pandas as pd
+
+from ldprepro.claims.results import Results
+from ldprepro.claims.verdicts import Claim, equivalence_point, exact_point, proportion_equivalence_point
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.pipeline.results import eps_ranges
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "ldpfl"
+DECLARATIONS = Path(__file__).with_name("claims.yaml")
 
 
 def worst_input(mech) -> float:
@@ -69,82 +77,84 @@ def fig1_rows(mechanism: str, eps_grid, mc_eps, mc_n: int, mc_reps: int, seed: i
     return rows
 
 
-def fig1_claims(summary, raw=None):
-    """The paper's statements about Fig. 1, decided exactly on the closed-form curves; the
-    Monte-Carlo repetitions are checked against them by an equivalence test (ours)."""
-    ana = summary[(summary["dataset"] == "analytic") & (summary["metric"] == "worst_case_variance")]
-    table = ana.pivot(index="eps", columns="mechanism", values="mean").sort_index()
+def _worst_case_table(res: Results) -> pd.DataFrame:
+    """ε × mechanism table of the exact worst-case variances (the ``analytic`` rows of Fig. 1)."""
+    ana = res.raw[(res.raw["dataset"] == "analytic") & (res.raw["metric"] == "worst_case_variance")]
+    return ana.pivot_table(index="eps", columns="mechanism", values="value", aggfunc="mean").sort_index()
+
+
+def lower_worst_case_variance(res: Results, decl: dict) -> list:
+    """Fig. 1, exact: ``mechanism``'s worst-case variance strictly below the best of ``against``
+    (``others``: every other mechanism of the figure) at every ε of the grid in scope
+    (``eps``: ``{above: x}`` or ``{below: x}``, x a number or ``ln 2``)."""
+    table = _worst_case_table(res)
     eps = table.index.to_numpy()
-    claims = []
-
-    def closed(text, scope, a, b_cols, where=None):
-        if a not in table or not all(b in table for b in b_cols):
-            return
-        sel = np.ones(len(eps), bool) if where is None else where(eps)
-        best = table[b_cols].min(axis=1).to_numpy()
-        ratio = table[a].to_numpy() / best
-        pts = [exact_point(f"ε={e:g}", bool(r < 1.0), effect=float(r)) for e, r in zip(eps[sel], ratio[sel])]
-        claims.append(
-            Claim(
-                PAPER,
-                "fig1",
-                text,
-                scope,
-                "closed-form",
-                points=pts,
-                evidence=f"exact worst-case variances on a grid of {int(sel.sum())} ε values; ratio "
-                f"{a}/best of {', '.join(b_cols)}: {ratio[sel].min():.4f}–{ratio[sel].max():.4f}; not "
-                f"strictly lower at ε = {eps_ranges(eps[sel], ratio[sel] >= 1.0)}",
-            )
-        )
-
-    others = [m for m in table.columns if m != "hm_tp"]
+    a = decl["mechanism"]
+    b_cols = [m for m in table.columns if m != a] if decl["against"] == "others" else list(decl["against"])
+    if a not in table or not all(b in table for b in b_cols):
+        return []
+    bound = {k: (np.log(2) if v == "ln 2" else float(v)) for k, v in (decl.get("eps") or {}).items()}
+    sel = np.ones(len(eps), bool)
+    if "above" in bound:
+        sel &= eps > bound["above"]
+    if "below" in bound:
+        sel &= eps < bound["below"]
+    best = table[b_cols].min(axis=1).to_numpy()
+    ratio = table[a].to_numpy() / best
+    pts = [exact_point(f"ε={e:g}", bool(r < 1.0), effect=float(r)) for e, r in zip(eps[sel], ratio[sel])]
     grid = f"ε ∈ [{eps.min():g}, {eps.max():g}]" if len(eps) else "—"
-    closed("HM-TP obtains a lower worst-case noise variance than other solutions (Sec. V)", grid, "hm_tp", others)
-    closed(
-        "Three-Outputs outperforms Duchi et al.'s solution for ε > ln 2",
-        "ε > ln 2",
-        "three_outputs",
-        ["duchi"],
-        lambda e: e > np.log(2),
-    )
-    closed("PM-OPT achieves a smaller worst-case noise variance than PM", grid, "pm_opt", ["pm"])
-    closed("PM-SUB beats PM for every ε", grid, "pm_sub", ["pm"])
-    closed(
-        "Laplace outperforms Duchi et al.'s solution when ε is large (ε > 2.32)",
-        "ε > 2.32",
-        "laplace",
-        ["duchi"],
-        lambda e: e > 2.32,
-    )
-    closed(
-        "Duchi et al.'s solution outperforms Laplace when ε is small (ε < 2.32)",
-        "ε < 2.32",
-        "duchi",
-        ["laplace"],
-        lambda e: e < 2.32,
-    )
-    if raw is not None and len(raw):
-        mc = raw[(raw["dataset"] == "monte_carlo") & (raw["metric"] == "worst_case_variance")]
-        pts = []
-        for (mech, e), g in mc.groupby(["mechanism", "eps"]):
-            exact = float(get_mechanism(mech, float(e)).worst_case_variance())
-            pts.append(
-                equivalence_point(g["value"].to_numpy(), np.full(len(g), exact), f"{mech} ε={e:g}", 1.02, means=True)
-            )
-        claims.append(
-            Claim(
-                PAPER,
-                "fig1",
-                "(ours) Monte-Carlo worst-case variance agrees with the closed forms",
-                "every mechanism at the Monte-Carlo ε values",
-                "equivalence",
-                points=pts,
-                evidence="MC mean of (y − t)² at the worst-case input over independent repetitions, "
-                "against the exact value; 'agrees' taken as within ×1.02 (ours)",
-            )
+    return [
+        Claim(
+            PAPER,
+            res.figure,
+            decl["claim"],
+            decl["scope"].replace("{grid}", grid),
+            "closed-form",
+            points=pts,
+            evidence=f"exact worst-case variances on a grid of {int(sel.sum())} ε values; ratio "
+            f"{a}/best of {', '.join(b_cols)}: {ratio[sel].min():.4f}–{ratio[sel].max():.4f}; not "
+            f"strictly lower at ε = {eps_ranges(eps[sel], ratio[sel] >= 1.0)}",
         )
-    return judge(claims)
+    ]
+
+
+def monte_carlo_agrees(res: Results, decl: dict) -> list:
+    """(ours) The Monte-Carlo worst-case variances within ×``margin`` of the closed forms (TOST)."""
+    mc = res.raw[(res.raw["dataset"] == "monte_carlo") & (res.raw["metric"] == "worst_case_variance")]
+    if not len(mc):
+        return []
+    margin = float(decl["margin"])
+    pts = []
+    for (mech, e), g in mc.groupby(["mechanism", "eps"]):
+        exact = float(get_mechanism(mech, float(e)).worst_case_variance())
+        pts.append(
+            equivalence_point(g["value"].to_numpy(), np.full(len(g), exact), f"{mech} ε={e:g}", margin, means=True)
+        )
+    return [
+        Claim(
+            PAPER,
+            res.figure,
+            decl["claim"],
+            decl["scope"],
+            "equivalence",
+            points=pts,
+            evidence="MC mean of (y − t)² at the worst-case input over independent repetitions, "
+            f"against the exact value; 'agrees' taken as within ×{margin:g} (ours)",
+        )
+    ]
+
+
+def figure_claims(raw: pd.DataFrame, figure: str, fig: dict | None = None) -> pd.DataFrame:
+    """Fig. 1's or Fig. 4's claims table: the declarations of ``claims.yaml`` [figure] decided by the
+    one dispatcher on the figure's rows (``analytic`` and ``monte_carlo`` panels)."""
+    import yaml
+
+    from ldprepro.claims.dispatch import claims_for
+
+    spec = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    panels = [{"dataset": "analytic"}, {"dataset": "monte_carlo"}]
+    where = f"src/ldprepro/papers/ldpfl/claims.yaml [{figure}]"
+    return claims_for(PAPER, figure, raw, {**(fig or {}), "panels": panels}, {}, spec, where)
 
 
 def fig4_rows(eps: float, inputs, n: int, bins: int, seed: int, mechanism: str = "pm_opt") -> list[dict]:
@@ -177,9 +187,12 @@ def fig4_rows(eps: float, inputs, n: int, bins: int, seed: int, mechanism: str =
     return rows
 
 
-def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
-    mech = get_mechanism(mechanism, float(eps))
-    merged = df[df["dataset"] == "monte_carlo"].copy()
+def three_piece_density(res: Results, decl: dict) -> list:
+    """Fig. 4: the exact window/outside density ratio is e^ε, and the sampled mass in the window
+    (bins wholly inside) is within ×``margin`` of the exact mass (TOST on a proportion)."""
+    eps, mechanism = float(res.fig["eps"]), res.fig["mechanism"]
+    mech = get_mechanism(mechanism, eps)
+    merged = res.raw[res.raw["dataset"] == "monte_carlo"].copy()
     merged["value_exact"] = mech.pdf(merged["y"].to_numpy(), merged["t_input"].to_numpy())
     width = 2 * mech.A / merged.groupby("t_input")["y"].count().iloc[0]
     lo, hi = mech.left(merged["t_input"]), mech.right(merged["t_input"])
@@ -189,7 +202,6 @@ def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
         | ((merged["y"] - width / 2 > lo) & (merged["y"] + width / 2 < hi))
     )
     m = merged[clean.to_numpy()]
-    # Binomial standard error of a histogram density estimate.
     inside_ratio = m["value_exact"].max() / m["value_exact"].min()
     pts = [
         exact_point(
@@ -199,28 +211,27 @@ def fig4_claims(df, eps: float, mechanism: str = "pm_opt") -> list[dict]:
             note=f"e^ε = {np.exp(eps):.4f}",
         )
     ]
+    margin = float(decl["margin"])
     for t, g in m.groupby("t_input"):
         inside = (g["y"] - width / 2 > mech.left(t)) & (g["y"] + width / 2 < mech.right(t))
         n = int(g["n_users"].iloc[0])
         p_exact = float((g.loc[inside, "value_exact"] * width).sum())
         count = int(round(float((g.loc[inside, "value"] * width).sum()) * n))
         if 0 < p_exact < 1:
-            pts.append(proportion_equivalence_point(count, n, p_exact, f"t={t:g}: mass in the window", 1.02))
+            pts.append(proportion_equivalence_point(count, n, p_exact, f"t={t:g}: mass in the window", margin))
     inputs = ", ".join(f"{t:g}" for t in sorted(m["t_input"].unique()))
-    return judge(
-        [
-            Claim(
-                PAPER,
-                "fig4",
-                "PM-OPT's output density has three pieces: p on [ℓ(t), r(t)] and p/e^ε elsewhere on [−A, A]",
-                f"ε = {eps:g}, inputs {inputs}",
-                "equivalence",
-                points=pts,
-                evidence=f"exact window/outside density ratio {inside_ratio:.4f} (e^ε = {np.exp(eps):.4f}); "
-                "the sampled mass in the window (bins wholly inside) against the exact mass, within ×1.02 (ours)",
-            )
-        ]
-    )
+    return [
+        Claim(
+            PAPER,
+            res.figure,
+            decl["claim"],
+            decl["scope"].replace("{eps}", f"{eps:g}").replace("{inputs}", inputs),
+            "equivalence",
+            points=pts,
+            evidence=f"exact window/outside density ratio {inside_ratio:.4f} (e^ε = {np.exp(eps):.4f}); "
+            f"the sampled mass in the window (bins wholly inside) against the exact mass, within ×{margin:g} (ours)",
+        )
+    ]
 
 
 def plot_fig1(summary, png, svg=None, claims=None) -> None:
