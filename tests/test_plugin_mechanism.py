@@ -46,6 +46,16 @@ def test_checker_passes_the_correct_plugin_and_reports_the_leak(plugins):
     assert all("exact loss" in f for f in bad.failures), str(bad)
 
 
+def test_checker_says_how_to_load_an_unregistered_plugin():
+    """A name nobody registered (the plugin was not loaded) is not a bare KeyError: the message says
+    to load the plugins (load_plugins, config.yaml's mechanism_plugins) and lists the known names."""
+    with pytest.raises(ValueError) as err:
+        check_mechanism("my_mech", eps_grid=(1.0,), n=1000)
+    text = str(err.value)
+    assert "'my_mech'" in text and "load_plugins([" in text and "mechanism_plugins" in text
+    assert "laplace, duchi" in text and "pm_sub" in text
+
+
 def test_checker_catches_a_biased_or_misdeclared_mechanism():
     class Biased(Laplace):
         def perturb(self, x, rng):
