@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ldprepro.data.availability import decide as decide_availability
+from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
 from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, summary_lines
 
 # The mirror directory is consulted before the network. Config wins; the environment
@@ -115,6 +116,12 @@ def _plugins_hash():
 
 
 PLUGINS_HASH = _plugins_hash()
+
+# The mechanism names config.yaml uses, checked against the registry once the plugins are loaded
+# (the schema only checks that they are names): an unknown one stops the parse naming its key.
+# Without plugins, the built-in names are known without importing numpy.
+MECHANISM_NAMES = registered_mechanisms(config.get("mechanism_plugins"))
+check_config_mechanisms(config, MECHANISM_NAMES)
 
 
 def code(script):
