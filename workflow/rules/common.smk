@@ -124,11 +124,13 @@ MECHANISM_NAMES = registered_mechanisms(config.get("mechanism_plugins"))
 check_config_mechanisms(config, MECHANISM_NAMES)
 
 
-def code(script):
-    """Fingerprint of the package code a script runs, and of the mechanism plugins every job loads
-    (a param: editing that code reruns the job)."""
+def code(script, plugins=True):
+    """Fingerprint of the package code a script runs (a param: editing that code reruns the job)
+    and, for a job that runs mechanisms (``plugins``), of the mechanism plugins. The data rules
+    pass ``plugins=False``: adding or editing a plugin must not rerun downloads and normalisation
+    (nor delete a raw download when the rerun fails)."""
     own = code_hash(Path(workflow.basedir) / "workflow" / "scripts" / script)
-    return f"{own}+plugins:{PLUGINS_HASH}" if PLUGINS_HASH else own
+    return f"{own}+plugins:{PLUGINS_HASH}" if PLUGINS_HASH and plugins else own
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):
