@@ -239,6 +239,54 @@ def test_summary_lines_name_every_unavailable_dataset():
     assert "everything" in pipeline.summary_lines({}, figs)[0]
 
 
+def _figure(paper, figure, status, unavailable=None):
+    return {"paper": paper, "figure": figure, "status": status, "unavailable": unavailable or {}}
+
+
+def test_summary_lines_name_only_what_the_requested_targets_use():
+    unavailable = {"wisdm": "no network", "ipums_br": "no key", "ipums_mx": "no key", "salary_nyc": "no network"}
+    figs = [
+        _figure("ldpfl", "fig6", "partial", {"wisdm": "no network", "ipums_br": "no key", "ipums_mx": "no key"}),
+        _figure("dct", "fig2", "partial", {"ipums_br": "no key"}),
+        _figure("dct", "fig3", "built"),
+    ]
+    needs = [("results/benchmark/winners.parquet", {"salary_nyc": "no network"})]
+    # a run of DCT Fig. 2 (its jobs and the synthetic data they read)
+    products = {"figures/dct/fig2.png", "figures/dct/fig2.svg", "results/dct/fig2/synth_uniform__pm.parquet"}
+    text = "\n".join(pipeline.summary_lines(unavailable, figs, products, needs))
+    assert "  - ipums_br: no key" in text and "dct/fig2" in text
+    for other in ("wisdm", "ipums_mx", "salary_nyc", "ldpfl/fig6"):
+        assert other not in text
+    # a run of synthetic data only: nothing to report
+    lines = pipeline.summary_lines(unavailable, figs, {"data/processed/synth_uniform.parquet"}, needs)
+    assert lines == ["ldprepro: built the requested targets (every dataset they use could be obtained)."]
+    # the benchmark is not a registered figure: its own needs
+    text = "\n".join(pipeline.summary_lines(unavailable, figs, {"results/benchmark/winners.parquet"}, needs))
+    assert "  - salary_nyc: no network" in text and "ipums_br" not in text
+    # rule all (products None): every unavailable dataset, as before
+    text = "\n".join(pipeline.summary_lines(unavailable, figs, None, needs))
+    assert all(f"  - {k}: {v}" in text for k, v in unavailable.items())
+
+
+def test_run_products_reads_the_dag_and_falls_back_to_everything():
+    from types import SimpleNamespace as NS
+
+    def job(rule, *out):
+        return NS(rule=NS(name=rule), output=list(out))
+
+    fig = job("figure_dct_fig2", "figures/dct/fig2.png", "figures/dct/fig2.svg")
+    data = job("data_synthetic", "data/processed/synth_uniform.parquet")
+    dag = NS(targetjobs=[fig], jobs=[fig, data])
+    assert pipeline.run_products(dag) == {
+        "figures/dct/fig2.png",
+        "figures/dct/fig2.svg",
+        "data/processed/synth_uniform.parquet",
+    }
+    everything = job("all")
+    assert pipeline.run_products(NS(targetjobs=[everything], jobs=[everything, fig, data])) is None
+    assert pipeline.run_products(None) is None  # no DAG to read: report everything
+
+
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 def test_atomic_writes_follow_the_umask(tmp_path, umask):
     old = os.umask(umask)

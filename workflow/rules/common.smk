@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
-from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, summary_lines
+from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, run_products, summary_lines
 
 # The mirror directory is consulted before the network. Config wins; the environment
 # variable LDPREPRO_DATA_MIRROR is the fallback (CI sets it to ../shared/datasets).
@@ -59,6 +59,11 @@ ALL_TARGETS = []
 # Every stage registers its paper figures here (paper, figure, title, status, reason) for the
 # report and the README's generated "Results at a glance".
 FIGURE_REGISTRY = []
+
+# Products that are not registered figures, with the unavailable datasets they are built without
+# ((file, {dataset: reason}); e.g. the benchmark's tables): the closing summary of a run names the
+# unavailable datasets of the figures and of these products among its targets (summary_lines).
+PRODUCT_NEEDS = []
 
 # ---------------------------------------------------------------------------------------------
 # Resources per family of rules: threads, peak memory (mem_mb) and run time (runtime, minutes).
