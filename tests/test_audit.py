@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ldprepro.audit import privacy as audit
+from ldprepro.audit import figure as audit_plot
 from ldprepro.audit.privacy import (
     audit_rows,
     bshp_subjects,
@@ -185,7 +185,7 @@ def test_audit_figure_title_clears_the_first_panel_title(tmp_path, subjects):
         for fam, n in subjects.items()
         for i in range(n)
     ]
-    fig = audit.audit_figure(pd.DataFrame(rows))
+    fig = audit_plot.audit_figure(pd.DataFrame(rows))
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     top = fig._suptitle.get_window_extent(renderer)
@@ -193,5 +193,5 @@ def test_audit_figure_title_clears_the_first_panel_title(tmp_path, subjects):
     assert fig._suptitle.get_text().startswith("Privacy audit") and fig.axes[0].get_title().startswith("numeric")
     assert not top.overlaps(first), (top, first)
     assert top.y0 >= first.y1  # above it, not beside it
-    audit.plot_audit(pd.DataFrame(rows), tmp_path / "audit.png")
+    audit_plot.plot_audit(pd.DataFrame(rows), tmp_path / "audit.png")
     assert (tmp_path / "audit.png").stat().st_size > 10_000
