@@ -97,6 +97,17 @@ def test_mechanism_names_are_checked_against_the_registry():
         names.check_config_mechanisms(cfg, names.BUILTIN_MECHANISMS)
 
 
+def test_experiments_and_added_papers_are_checked_too():
+    """Experiment figures under `experiments` (a user's own) and under `papers.<key>` are checked like
+    the papers' own, naming their key."""
+    cfg = {"experiments": {"fig1": MEAN_ENTRY}, "papers": {"toy": {"fig2": {**MEAN_ENTRY, "mechanisms": ["pmm"]}}}}
+    problems = names.mechanism_problems(cfg, names.BUILTIN_MECHANISMS)
+    assert [p.split(":")[1] for p in problems] == [
+        " unknown mechanism 'binary_rr' in experiments.fig1.mechanisms",
+        " unknown mechanism 'pmm' in papers.toy.fig2.mechanisms",
+    ]
+
+
 @pytest.mark.parametrize(
     "mutate,key,needle",
     [

@@ -25,8 +25,10 @@ MEAN_ESTIMATORS = ("hiera", "graded_laplace", "harmony_at_level", "pm_at_level")
 NON_PRIVATE = "non_private"
 #: what the graded collector runs (``collector: graded``; ``domain.graded_sgd.GRADED_SGD_MECHANISMS``)
 GRADED_SGD = ("hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level")
-#: the papers whose `figN` entries with `kind: mean | sgd` are experiment figures (workflow/rules/figures.smk)
-EXPERIMENT_PAPERS = ("hiera", "ldpfl", "dct")
+#: the sections whose `figN` entries with `kind: mean | sgd` are experiment figures
+#: (workflow/rules/figures.smk); `experiments` (a user's own) and each paper under `papers` too,
+#: where the configuration has them
+EXPERIMENT_PAPERS = ("hiera", "ldpfl", "dct", "experiments")
 
 
 def registered_mechanisms(plugins: Iterable[str] | None) -> list[str]:
@@ -74,11 +76,13 @@ def mechanism_problems(config: dict, registered: Iterable[str]) -> list[str]:
     fig1 = (config.get("ldpfl") or {}).get("fig1")
     if isinstance(fig1, dict):
         check("ldpfl.fig1.mechanisms", fig1.get("mechanisms"), registered)
-    for paper in EXPERIMENT_PAPERS:
-        for fig, entry in (config.get(paper) or {}).items():
+    sections = [(paper, config.get(paper)) for paper in EXPERIMENT_PAPERS]
+    sections += [(f"papers.{paper}", entries) for paper, entries in (config.get("papers") or {}).items()]
+    for prefix, entries in sections:
+        for fig, entry in (entries if isinstance(entries, dict) else {}).items():
             if not isinstance(entry, dict) or entry.get("kind") not in ("mean", "sgd"):
                 continue
-            key = f"{paper}.{fig}"
+            key = f"{prefix}.{fig}"
             check(f"{key}.discretize_mechanisms", entry.get("discretize_mechanisms"), registered)
             if entry["kind"] == "mean":
                 check(f"{key}.mechanisms", entry.get("mechanisms"), registered + list(MEAN_ESTIMATORS))
