@@ -53,8 +53,9 @@ rule all:
         ALL_TARGETS,
 
 
+# The unavailable datasets the requested targets use (all of them for `rule all`).
 onsuccess:
-    print("\n".join(summary_lines(UNAVAILABLE_ALL, FIGURE_REGISTRY)))
+    print("\n".join(summary_lines(UNAVAILABLE_ALL, FIGURE_REGISTRY, run_products(workflow.dag), PRODUCT_NEEDS)))
 
 
 onerror:

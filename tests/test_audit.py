@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
+from ldprepro.audit import figure as audit_plot
 from ldprepro.audit.empirical import audit_rows, clopper_pearson, empirical_lower_bound
 from ldprepro.audit.subjects import (
     bshp_subjects,
@@ -163,3 +165,31 @@ def test_exact_loss_stays_exact_where_probabilities_underflow(eps):
             assert loss == float("inf")
         else:
             assert loss == pytest.approx(eps, rel=1e-9), name
+
+
+@pytest.mark.parametrize("subjects", [{"numeric": 4, "frequency": 2}, {"numeric": 14, "discretised": 24, "graded": 5}])
+def test_audit_figure_title_clears_the_first_panel_title(tmp_path, subjects):
+    """The figure title and the first panel's title do not overlap once drawn, on a short figure
+    and on a tall one (the figure grows with the subjects; tight_layout overlapped them there)."""
+    rows = [
+        {
+            "family": fam,
+            "subject": f"{fam}_{i}",
+            "exact_loss": 1.0 if i else math.inf,
+            "eps_claimed": 1.0,
+            "eps_empirical": 0.8,
+            "verdict": "holds" if i else "violated",
+        }
+        for fam, n in subjects.items()
+        for i in range(n)
+    ]
+    fig = audit_plot.audit_figure(pd.DataFrame(rows))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    top = fig._suptitle.get_window_extent(renderer)
+    first = fig.axes[0].title.get_window_extent(renderer)
+    assert fig._suptitle.get_text().startswith("Privacy audit") and fig.axes[0].get_title().startswith("numeric")
+    assert not top.overlaps(first), (top, first)
+    assert top.y0 >= first.y1  # above it, not beside it
+    audit_plot.plot_audit(pd.DataFrame(rows), tmp_path / "audit.png")
+    assert (tmp_path / "audit.png").stat().st_size > 10_000

@@ -393,6 +393,45 @@ def test_card_with_nan_is_not_written(tmp_path):
     assert not (tmp_path / "m.json").exists() and not (tmp_path / "m.parquet").exists()
 
 
+def test_the_card_says_what_the_parquet_holds(tmp_path):
+    """Each column's ``dtype`` in the card is the dtype the parquet gives back: a binary attribute
+    (a categorical with integer categories in memory) is stored as int64, not as 'category'."""
+    import json
+
+    from ldprepro.data.table import Column, Table, data_card, write_outputs
+
+    df = pd.DataFrame(
+        {
+            "flag": [0, 1, 1, 0],
+            "flag_missing": [0, 1, None, 1],
+            "code": [3, 1, 2, 3],
+            "colour": ["red", "blue", None, "red"],
+            "x": [0.5, 1.5, 2.0, 3.0],
+            "n": [1, 2, 3, 4],
+        }
+    )
+    cols = [
+        Column("flag", "binary"),
+        Column("flag_missing", "binary"),
+        Column("code", "categorical", categories=[1, 2, 3]),
+        Column("colour", "categorical"),
+        Column("x", "numeric"),
+        Column("n", "numeric", integer=True),
+    ]
+    t = finalise(Table(df, cols, "toy.csv", 4))
+    card = data_card("toy", {"kind": "table"}, t, [])
+    write_outputs(t, card, tmp_path / "toy.parquet", tmp_path / "toy.json")
+    held = {k: str(v) for k, v in pd.read_parquet(tmp_path / "toy.parquet").dtypes.items()}
+    written = {c["name"]: c["dtype"] for c in json.loads((tmp_path / "toy.json").read_text())["columns"]}
+    assert written == held
+    assert written["flag"] == "int64" and written["colour"] == "category" and written["x"] == "float64"
+    t = finalise(nltcs.read(fx.nltcs(tmp_path), {}))  # a real reader: 16 binary attributes
+    write_outputs(t, data_card("nltcs", {"kind": "nltcs"}, t, []), tmp_path / "n.parquet", tmp_path / "n.json")
+    held = {k: str(v) for k, v in pd.read_parquet(tmp_path / "n.parquet").dtypes.items()}
+    written = {c["name"]: c["dtype"] for c in json.loads((tmp_path / "n.json").read_text())["columns"]}
+    assert written == held and set(written.values()) == {"int64"}
+
+
 def test_nltcs_with_zero_records(tmp_path):
     with pytest.raises(BadInput, match=r"nltcs\.dat: column 'a01', row 1: no rows"):
         finalise(nltcs.read(fx.nltcs(tmp_path, rows=()), {}))

@@ -261,3 +261,49 @@ def test_hiera_theory_is_labelled_as_the_unclipped_closed_form(monkeypatch):
     assert "HierA: MAE of the unclipped estimator" in title
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any("unclipped" in lab and lab.startswith("dashed: exact theory") for lab in labels)
+
+
+@pytest.fixture
+def example_plugins():
+    """The example plugins of docs/extending.md, registered for one test."""
+    from ldprepro.domain.mechanisms.registry import unregister_mechanism
+    from ldprepro.mechanisms import load_plugins
+
+    names = load_plugins([str(ROOT / "tests/plugins/binary_rr.py"), str(ROOT / "tests/plugins/sech_noise.py")])
+    assert names == ["binary_rr", "sech_noise"]
+    yield names
+    for n in names:
+        unregister_mechanism(n)
+
+
+def test_plugin_colours_stay_apart_from_every_mechanism_colour():
+    from ldprepro.benchmark.plots import BENCHMARK_COLOURS
+
+    own = {c for _, c, _ in MECHANISM_STYLE.values()} | set(BENCHMARK_COLOURS.values())
+    plugin = [c for c, _ in plotting.PLUGIN_STYLES]
+    close = [
+        (a, b)
+        for a, b in [*itertools.product(plugin, own), *itertools.combinations(plugin, 2)]
+        if np.linalg.norm(cielab(a) - cielab(b)) < MIN_COLOUR_DISTANCE
+    ]
+    assert not close and len(set(plugin)) == len(plugin) >= 5
+    markers = [m for _, m in plotting.PLUGIN_STYLES]
+    assert len(set(markers)) == len(markers) and not set(markers) & {m for *_, m in MECHANISM_STYLE.values()}
+
+
+def test_a_plugin_is_drawn_with_its_registered_label_and_its_own_colour(monkeypatch, example_plugins):
+    """The legend shows the label the plugin registered (not its name), and each plugin has its own
+    colour and marker, never the grey of Laplace or of an unknown name."""
+    s = _summary(["a"])
+    s["mechanism"] = s["mechanism"].replace({"pm": "binary_rr", "duchi": "sech_noise"})
+    fig = _draw(monkeypatch, s, _cfg(["a"], ratio_panel=False, mechanisms=["binary_rr", "sech_noise"]), {})
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["binary RR (example plugin)", "sech noise (example plugin)"]
+    colours = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines()}
+    assert colours["binary RR (example plugin)"] == plotting.PLUGIN_STYLES[0][0]
+    assert colours["sech noise (example plugin)"] == plotting.PLUGIN_STYLES[1][0]
+    assert style("binary_rr")["marker"] != style("sech_noise")["marker"]
+    assert style("binary_rr_disc")["label"] == "binary RR (example plugin) (discretised)"
+    # the built-in mechanisms keep the table's style; a name nobody registered stays grey, as it is
+    assert style("laplace")["color"] == plotting.PALETTE["grey"]
+    assert (style("no_such_mech")["label"], style("no_such_mech")["color"]) == ("no_such_mech", "#555555")

@@ -46,6 +46,16 @@ def test_checker_passes_the_correct_plugin_and_reports_the_leak(plugins):
     assert all("exact loss" in f for f in bad.failures), str(bad)
 
 
+def test_checker_says_how_to_load_an_unregistered_plugin():
+    """A name nobody registered (the plugin was not loaded) is not a bare KeyError: the message says
+    to load the plugins (load_plugins, config.yaml's mechanism_plugins) and lists the known names."""
+    with pytest.raises(ValueError) as err:
+        check_mechanism("my_mech", eps_grid=(1.0,), n=1000)
+    text = str(err.value)
+    assert "'my_mech'" in text and "load_plugins([" in text and "mechanism_plugins" in text
+    assert "laplace, duchi" in text and "pm_sub" in text
+
+
 def test_checker_catches_a_biased_or_misdeclared_mechanism():
     class Biased(Laplace):
         def perturb(self, x, rng):
@@ -135,3 +145,36 @@ def test_pipeline_jobs_load_plugins_and_rerun_when_a_plugin_changes(tmp_path):
     plugin.write_text(plugin.read_text() + "\n# edited\n")
     dry = subprocess.run(snakemake_cmd("-n", "--", target), cwd=tmp_path, env=env, capture_output=True, text=True)
     assert dry.returncode == 0 and "params have changed" in dry.stdout + dry.stderr, dry.stdout[-2000:]
+
+
+def test_a_plugin_runs_in_an_experiment_and_an_unknown_name_stops_the_load(tmp_path):
+    """Dry runs: a plugin listed under mechanism_plugins can be one of an experiment's mechanisms (a
+    job per panel × mechanism); without the plugin the load stops naming the key and what to do."""
+    import os
+
+    import yaml
+    from workflow_cmd import snakemake_cmd
+
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())
+    cfg.update(scale="smoke", mechanism_plugins=[str(PLUGINS / "binary_rr.py")])
+    cfg["dct"]["fig9"] = {
+        "kind": "mean",
+        "panels": [{"dataset": "synth_uniform"}],
+        "mechanisms": ["binary_rr", "pm"],
+        "eps": [1.0],
+        "reps": 3,
+        "metric": "sq_error",
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    target = "results/dct/fig9/summary.parquet"
+    dry = subprocess.run(snakemake_cmd("-n", "--", target), cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0, out[-3000:]
+    assert "results/dct/fig9/synth_uniform__binary_rr.parquet" in out and "synth_uniform__pm.parquet" in out
+    cfg["mechanism_plugins"] = []
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    dry = subprocess.run(snakemake_cmd("-n", "--", target), cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = dry.stdout + dry.stderr
+    assert dry.returncode != 0
+    assert "unknown mechanism 'binary_rr' in dct.fig9.mechanisms: register it under mechanism_plugins (known: " in out

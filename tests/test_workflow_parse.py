@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ldprepro.data import availability as av
+from ldprepro.pipeline import mechanism_names as names
 from ldprepro.pipeline import parse as pipeline
 from ldprepro.pipeline.io import atomic_write_bytes, atomic_write_text
 
@@ -24,7 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
     code = (
         "import sys, ldprepro.pipeline.parse, ldprepro.data.availability, ldprepro.data.workflow, "
-        "ldprepro.data.entries, ldprepro.pipeline.jobsetup; "
+        "ldprepro.data.entries, ldprepro.pipeline.jobsetup, ldprepro.pipeline.mechanism_names as mn; "
+        "assert mn.registered_mechanisms([]) == list(mn.BUILTIN_MECHANISMS); "
         "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))"
     )
     out = subprocess.run(
@@ -35,6 +38,102 @@ def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
         env={**os.environ, "PYTHONPATH": str(REPO / "src")},
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_light_mechanism_names_are_the_registrys():
+    """The parse knows the built-in names without importing numpy: they must be exactly those the
+    registry holds before any plugin (a fresh interpreter), and the experiments' own estimators."""
+    code = "import ldprepro.domain.mechanisms as m; print(','.join(m.MECHANISMS))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert tuple(out.stdout.strip().split(",")) == names.BUILTIN_MECHANISMS
+    from ldprepro.domain.graded_sgd import GRADED_SGD_MECHANISMS
+    from ldprepro.experiments.mean import ESTIMATORS
+
+    assert tuple(ESTIMATORS) == names.MEAN_ESTIMATORS
+    assert tuple(GRADED_SGD_MECHANISMS) == names.GRADED_SGD
+
+
+def _config_with(paper: str, fig: str, entry: dict) -> dict:
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg[paper][fig] = entry
+    return cfg
+
+
+MEAN_ENTRY = {
+    "kind": "mean",
+    "panels": [{"dataset": "synth_uniform"}],
+    "mechanisms": ["binary_rr", "pm"],
+    "eps": [1.0],
+    "reps": 3,
+    "metric": "sq_error",
+}
+
+
+def test_the_schema_leaves_mechanism_names_to_the_registry():
+    """A plugin's name passes the schema (it used to stop at "'binary_rr' is not one of [...]")."""
+    from snakemake.utils import validate
+
+    validate(_config_with("dct", "fig9", MEAN_ENTRY), str(REPO / "workflow/schemas/config.schema.yaml"))
+
+
+def test_mechanism_names_are_checked_against_the_registry():
+    shipped = yaml.safe_load((REPO / "config.yaml").read_text())
+    assert names.mechanism_problems(shipped, names.BUILTIN_MECHANISMS) == []
+    cfg = _config_with("dct", "fig9", MEAN_ENTRY)
+    assert names.mechanism_problems(cfg, [*names.BUILTIN_MECHANISMS, "binary_rr"]) == []  # registered by a plugin
+    problems = names.mechanism_problems(cfg, names.BUILTIN_MECHANISMS)
+    assert problems == [
+        "config.yaml: unknown mechanism 'binary_rr' in dct.fig9.mechanisms: register it under mechanism_plugins "
+        "(known: laplace, duchi, harmony, pm, hm, three_outputs, pm_opt, pm_sub, hm_tp, dct, hiera, graded_laplace, "
+        "harmony_at_level, pm_at_level)"
+    ]
+    with pytest.raises(ValueError, match=r"unknown mechanism 'binary_rr' in dct\.fig9\.mechanisms: register it"):
+        names.check_config_mechanisms(cfg, names.BUILTIN_MECHANISMS)
+
+
+def test_experiments_and_added_papers_are_checked_too():
+    """Experiment figures under `experiments` (a user's own) and under `papers.<key>` are checked like
+    the papers' own, naming their key."""
+    cfg = {"experiments": {"fig1": MEAN_ENTRY}, "papers": {"toy": {"fig2": {**MEAN_ENTRY, "mechanisms": ["pmm"]}}}}
+    problems = names.mechanism_problems(cfg, names.BUILTIN_MECHANISMS)
+    assert [p.split(":")[1] for p in problems] == [
+        " unknown mechanism 'binary_rr' in experiments.fig1.mechanisms",
+        " unknown mechanism 'pmm' in papers.toy.fig2.mechanisms",
+    ]
+
+
+@pytest.mark.parametrize(
+    "mutate,key,needle",
+    [
+        (lambda c: c["ldpfl"]["fig1"]["mechanisms"].append("pm_typo"), "ldpfl.fig1.mechanisms", "unknown mechanism"),
+        (lambda c: c["benchmark"].update(mechanisms=["pm", "nope"]), "benchmark.mechanisms", "unknown mechanism"),
+        (
+            lambda c: c["dct"]["fig2"].update(discretize_mechanisms=["hiera"]),
+            "dct.fig2.discretize_mechanisms",
+            "unknown",
+        ),
+        (lambda c: c["dct"]["fig1"].update(sweep_mechanisms=["dtc"]), "dct.fig1.sweep_mechanisms", "unknown"),
+        # an SGD figure: the graded collector runs only its own methods, the multidim one the registry's
+        (
+            lambda c: c["hiera"]["fig3"].update(mechanisms=["hiera", "duchi"]),
+            "hiera.fig3.mechanisms",
+            "graded collector",
+        ),
+        (lambda c: c["ldpfl"]["fig10"].update(mechanisms=["hiera"]), "ldpfl.fig10.mechanisms", "collector: graded"),
+        (lambda c: c["ldpfl"]["fig10"].update(mechanisms=["pm", "my_mech"]), "ldpfl.fig10.mechanisms", "non_private)"),
+    ],
+)
+def test_every_key_naming_mechanisms_is_checked(mutate, key, needle):
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    mutate(cfg)
+    problems = names.mechanism_problems(cfg, names.BUILTIN_MECHANISMS)
+    assert len(problems) == 1 and f" in {key}" in problems[0] and needle in problems[0], problems
 
 
 def test_compute_params_drop_presentation_only():
@@ -149,6 +248,54 @@ def test_summary_lines_name_every_unavailable_dataset():
     assert "  - wisdm: no network" in text and "  - ipums_br: no key" in text
     assert "ldpfl/fig6" in text and "dct/fig4" in text and "dct/fig1" not in text
     assert "everything" in pipeline.summary_lines({}, figs)[0]
+
+
+def _figure(paper, figure, status, unavailable=None):
+    return {"paper": paper, "figure": figure, "status": status, "unavailable": unavailable or {}}
+
+
+def test_summary_lines_name_only_what_the_requested_targets_use():
+    unavailable = {"wisdm": "no network", "ipums_br": "no key", "ipums_mx": "no key", "salary_nyc": "no network"}
+    figs = [
+        _figure("ldpfl", "fig6", "partial", {"wisdm": "no network", "ipums_br": "no key", "ipums_mx": "no key"}),
+        _figure("dct", "fig2", "partial", {"ipums_br": "no key"}),
+        _figure("dct", "fig3", "built"),
+    ]
+    needs = [("results/benchmark/winners.parquet", {"salary_nyc": "no network"})]
+    # a run of DCT Fig. 2 (its jobs and the synthetic data they read)
+    products = {"figures/dct/fig2.png", "figures/dct/fig2.svg", "results/dct/fig2/synth_uniform__pm.parquet"}
+    text = "\n".join(pipeline.summary_lines(unavailable, figs, products, needs))
+    assert "  - ipums_br: no key" in text and "dct/fig2" in text
+    for other in ("wisdm", "ipums_mx", "salary_nyc", "ldpfl/fig6"):
+        assert other not in text
+    # a run of synthetic data only: nothing to report
+    lines = pipeline.summary_lines(unavailable, figs, {"data/processed/synth_uniform.parquet"}, needs)
+    assert lines == ["ldprepro: built the requested targets (every dataset they use could be obtained)."]
+    # the benchmark is not a registered figure: its own needs
+    text = "\n".join(pipeline.summary_lines(unavailable, figs, {"results/benchmark/winners.parquet"}, needs))
+    assert "  - salary_nyc: no network" in text and "ipums_br" not in text
+    # rule all (products None): every unavailable dataset, as before
+    text = "\n".join(pipeline.summary_lines(unavailable, figs, None, needs))
+    assert all(f"  - {k}: {v}" in text for k, v in unavailable.items())
+
+
+def test_run_products_reads_the_dag_and_falls_back_to_everything():
+    from types import SimpleNamespace as NS
+
+    def job(rule, *out):
+        return NS(rule=NS(name=rule), output=list(out))
+
+    fig = job("figure_dct_fig2", "figures/dct/fig2.png", "figures/dct/fig2.svg")
+    data = job("data_synthetic", "data/processed/synth_uniform.parquet")
+    dag = NS(targetjobs=[fig], jobs=[fig, data])
+    assert pipeline.run_products(dag) == {
+        "figures/dct/fig2.png",
+        "figures/dct/fig2.svg",
+        "data/processed/synth_uniform.parquet",
+    }
+    everything = job("all")
+    assert pipeline.run_products(NS(targetjobs=[everything], jobs=[everything, fig, data])) is None
+    assert pipeline.run_products(None) is None  # no DAG to read: report everything
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -153,3 +154,51 @@ def test_after_kill_9_the_next_run_says_exactly_what_to_run(tmp_path):
         except ProcessLookupError:
             pass
     assert snakemake(tmp_path, "--unlock").returncode == 0
+
+
+@pytest.mark.slow
+def test_a_new_plugin_reruns_the_mechanism_jobs_but_no_data_job(tmp_path):
+    """Adding a mechanism plugin changes the code fingerprint of the jobs that run mechanisms, not
+    that of the data jobs (downloads, normalisation, synthetic data), which must not rerun."""
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg["scale"] = "smoke"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    targets = ["data/processed/synth_uniform.parquet", "results/ldpfl/fig1/laplace.parquet"]
+    proc = snakemake(tmp_path, "--cores", "2", "--", *targets)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    def with_plugin(c):
+        c["mechanism_plugins"] = [str(REPO / "tests/plugins/binary_rr.py")]
+
+    dry = snakemake(tmp_path, "-n", "--configfile", changed_config(tmp_path, with_plugin), "--", *targets)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    text = dry.stdout + dry.stderr
+    table = text.split("Job stats:")[1].split("total")[0]
+    jobs = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.MULTILINE)}
+    assert jobs == {"ldpfl_fig1_mechanism": 1}, text[-3000:]
+
+
+@pytest.mark.slow
+def test_the_closing_summary_names_only_the_datasets_the_targets_use(tmp_path):
+    """A run of one figure lists the unavailable dataset of that figure's panel, not every
+    unavailable dataset of the configuration (as a run of `rule all` does)."""
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg["scale"] = "smoke"
+    cfg["dct"]["fig9"] = {
+        "kind": "mean",
+        "panels": [{"dataset": "synth_uniform"}, {"dataset": "ipums_br", "columns": ["AGE"]}],
+        "mechanisms": ["pm"],
+        "eps": [1.0],
+        "reps": 3,
+        "metric": "sq_error",
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    proc = snakemake(tmp_path, "--cores", "2", "--", "figures/dct/fig9.png")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    summary = out.split("ldprepro: built the requested targets. Datasets they use that are not available here:")[1]
+    listed = re.findall(r"^  - (\w+): ", summary, re.MULTILINE)
+    assert listed == ["ipums_br"], summary
+    assert "'not available' panels: dct/fig9" in summary
+    record = json.loads((tmp_path / "results/availability.json").read_text())["datasets"]
+    assert len([k for k, v in record.items() if not v["available"]]) > 1  # others were left out

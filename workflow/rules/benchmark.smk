@@ -33,6 +33,7 @@ if "benchmark" in config:
         for ext in ("png", "svg")
     ]
     ALL_TARGETS.extend(["results/benchmark/winners.parquet", *BENCHMARK_FIGURES])
+    PRODUCT_NEEDS.append(("results/benchmark/winners.parquet", BENCHMARK_UNAVAILABLE))
 
     rule benchmark_job:
         input:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
-from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, summary_lines
+from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
+from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, run_products, summary_lines
 
 # The mirror directory is consulted before the network. Config wins; the environment
 # variable LDPREPRO_DATA_MIRROR is the fallback (CI sets it to ../shared/datasets).
@@ -59,6 +60,11 @@ ALL_TARGETS = []
 # Every stage registers its paper figures here (paper, figure, title, status, reason) for the
 # report and the README's generated "Results at a glance".
 FIGURE_REGISTRY = []
+
+# Products that are not registered figures, with the unavailable datasets they are built without
+# ((file, {dataset: reason}); e.g. the benchmark's tables): the closing summary of a run names the
+# unavailable datasets of the figures and of these products among its targets (summary_lines).
+PRODUCT_NEEDS = []
 
 # ---------------------------------------------------------------------------------------------
 # Resources per family of rules: threads, peak memory (mem_mb) and run time (runtime, minutes).
@@ -117,12 +123,20 @@ def _plugins_hash():
 
 PLUGINS_HASH = _plugins_hash()
 
+# The mechanism names config.yaml uses, checked against the registry once the plugins are loaded
+# (the schema only checks that they are names): an unknown one stops the parse naming its key.
+# Without plugins, the built-in names are known without importing numpy.
+MECHANISM_NAMES = registered_mechanisms(config.get("mechanism_plugins"))
+check_config_mechanisms(config, MECHANISM_NAMES)
 
-def code(script):
-    """Fingerprint of the package code a script runs, and of the mechanism plugins every job loads
-    (a param: editing that code reruns the job)."""
+
+def code(script, plugins=True):
+    """Fingerprint of the package code a script runs (a param: editing that code reruns the job)
+    and, for a job that runs mechanisms (``plugins``), of the mechanism plugins. The data rules
+    pass ``plugins=False``: adding or editing a plugin must not rerun downloads and normalisation
+    (nor delete a raw download when the rerun fails)."""
     own = code_hash(Path(workflow.basedir) / "workflow" / "scripts" / script)
-    return f"{own}+plugins:{PLUGINS_HASH}" if PLUGINS_HASH else own
+    return f"{own}+plugins:{PLUGINS_HASH}" if PLUGINS_HASH and plugins else own
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):

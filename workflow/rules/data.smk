@@ -10,7 +10,9 @@
 # see common.smk); asked for explicitly, an unobtainable dataset fails with a message saying what
 # to do and records itself under logs/unavailable/ (the next parse then treats it as unavailable).
 # The mirror location is read by the fetch script, not passed as a param: where verified bytes
-# came from must not make Snakemake rebuild everything downstream.
+# came from must not make Snakemake rebuild everything downstream. For the same reason the data
+# rules' code fingerprint leaves out the mechanism plugins (`code(..., plugins=False)`): no data
+# job runs a mechanism, so adding or editing a plugin reruns none of them.
 from ldprepro.data import workflow as dw
 
 
@@ -40,7 +42,7 @@ rule data_fetch:
         **res("data_fetch"),
     params:
         entry=lambda w: DATASETS[w.dataset],
-        code=code("data_fetch.py"),
+        code=code("data_fetch.py", plugins=False),
     script:
         "../scripts/data_fetch.py"
 
@@ -64,7 +66,7 @@ rule data_normalise:
         **res("data_normalise"),
     params:
         entry=lambda w: DATASETS[w.dataset],
-        code=code("data_normalise.py"),
+        code=code("data_normalise.py", plugins=False),
     script:
         "../scripts/data_normalise.py"
 
@@ -90,7 +92,7 @@ rule data_synthetic:
         entry=lambda w: DATASETS[w.dataset],
         seed=config["seed"],
         scale=config["scale"],
-        code=code("data_synthetic.py"),
+        code=code("data_synthetic.py", plugins=False),
     script:
         "../scripts/data_synthetic.py"
 
@@ -113,6 +115,6 @@ rule data_ipums:
     params:
         entry=lambda w: DATASETS[w.dataset],
         extract_dir=config.get("ipums", {}).get("extract_dir", ""),
-        code=code("data_ipums.py"),
+        code=code("data_ipums.py", plugins=False),
     script:
         "../scripts/data_ipums.py"

@@ -38,7 +38,7 @@ rule figure_job:
         paper="|".join(MEAN_PAPERS),
         figure=r"[a-z][a-z0-9_]*",
         dataset=r"[a-z][a-z0-9_]*",
-        mechanism=r"[a-z_]+",
+        mechanism=r"[a-z][a-z0-9_]*",  # a registered name (ldprepro.domain.mechanisms.registry)
     conda:
         "../../envs/ldprepro.yaml"
     threads: 1

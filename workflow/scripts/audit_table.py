@@ -6,7 +6,7 @@ start(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ldprepro.audit.plot import plot_audit  # noqa: E402
+from ldprepro.audit.figure import plot_audit  # noqa: E402
 from ldprepro.pipeline.io import write_parquet  # noqa: E402
 
 df = pd.concat([pd.read_parquet(p) for p in snakemake.input], ignore_index=True)  # noqa: F821

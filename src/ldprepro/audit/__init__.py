@@ -14,12 +14,12 @@ For each subject (a mechanism at a claimed ε) the audit reports
   presents the mechanism as ε-LDP (the tests fail then).
 
 Modules: ``subjects`` (:class:`Subject` and the subjects of each family), ``empirical`` (the
-empirical lower bound, Clopper–Pearson, ``audit_rows``, ``run_family``), ``plot`` (``plot_audit``);
+empirical lower bound, Clopper–Pearson, ``audit_rows``, ``run_family``), ``figure`` (``audit_figure``, ``plot_audit``);
 their public names are importable from ``ldprepro.audit``.
 """
 
 from ldprepro.audit.empirical import audit_rows, clopper_pearson, empirical_lower_bound, run_family
-from ldprepro.audit.plot import plot_audit
+from ldprepro.audit.figure import plot_audit
 from ldprepro.audit.subjects import (
     FAMILIES,
     Subject,

@@ -226,15 +226,33 @@ def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> d
     return card
 
 
+def parquet_dtypes(path: str | Path) -> dict[str, str]:
+    """{column: dtype} of a parquet file's columns as ``pandas.read_parquet`` gives them back (read
+    one column at a time). Not always the dtype written: a categorical with integer categories
+    (``binary``, integer-coded ``categorical``) comes back as its integer (or, with missing values,
+    float) values, not as ``category``."""
+    import pyarrow.parquet as pq
+
+    return {name: str(pd.read_parquet(path, columns=[name])[name].dtype)
+            for name in pq.read_schema(path).names}
+
+
 def write_outputs(table: Table, card: dict, parquet: str | Path, card_path: str | Path) -> None:
-    """Write the parquet (index dropped, row order kept) and then the card, both atomically.
+    """Write the parquet (index dropped, row order kept) and then the card, both atomically. The
+    card's column ``dtype`` is then set to what the parquet holds (:func:`parquet_dtypes`), which is
+    what every reader of the parquet gets.
 
     The card is strict JSON (``allow_nan=False``); nothing is written when it is not."""
     df = table.df.reset_index(drop=True)
     try:  # strict JSON: a NaN or infinity anywhere in the card is an error, never written
-        text = json.dumps(card, indent=2, sort_keys=False, default=_plain, allow_nan=False)
+        json.dumps(card, default=_plain, allow_nan=False)
     except ValueError as exc:
         raise BadInput(f"{card_path}: the data card of '{card.get('dataset')}' holds a NaN or "
                        f"infinite value ({exc}); not written") from exc
     write_parquet(df, parquet)
+    held = parquet_dtypes(parquet)
+    for col in card.get("columns", []):
+        if col.get("name") in held:
+            col["dtype"] = held[col["name"]]
+    text = json.dumps(card, indent=2, sort_keys=False, default=_plain, allow_nan=False)
     atomic_write_text(card_path, text + "\n")

@@ -9,7 +9,8 @@ this module imports neither numpy nor pandas nor scipy (tests/test_workflow_pars
   captions) from what a compute job receives, and :func:`code_hash` fingerprints the package
   modules a job's script imports, so editing ``domain/mechanisms/piecewise.py`` reruns the jobs that run it;
 - :func:`lock_hint`: what to run when a killed run left Snakemake's lock behind;
-- :func:`summary_lines`: the plain "not built, and why" summary printed by ``onsuccess``.
+- :func:`summary_lines`: the plain "not built, and why" summary printed by ``onsuccess``, for the
+  datasets the run's targets use (:func:`run_products`).
 """
 
 from __future__ import annotations
@@ -243,11 +244,54 @@ def lock_hint(workdir: str | os.PathLike = ".") -> str | None:
     )
 
 
-def summary_lines(unavailable: dict[str, str], figures: list[dict]) -> list[str]:
-    """The plain closing summary: every unobtainable dataset, why, and what it leaves out."""
-    if not unavailable:
+def run_products(dag) -> set[str] | None:
+    """Every file of the jobs in a run's DAG (``workflow.dag`` in ``onsuccess``: the jobs the
+    requested targets need, run now or already up to date), or None when the run asked for
+    ``rule all`` (everything) or the DAG cannot be read (another Snakemake version): then the
+    summary covers every dataset."""
+    try:
+        if any(job.rule.name == "all" for job in dag.targetjobs):
+            return None
+        return {str(f) for job in dag.jobs for f in job.output}
+    except (AttributeError, TypeError):
+        return None
+
+
+def _needed(figures: list[dict], products: set[str] | None, needs) -> tuple[list[dict], dict[str, str] | None]:
+    """The figures among ``products`` (its PNG, which every registered figure has, is built by the
+    job that draws it) and the unavailable datasets they and the ``needs`` among ``products`` use;
+    (every figure, None) when ``products`` is None."""
+    if products is None:
+        return figures, None
+    drawn = [f for f in figures if f"figures/{f['paper']}/{f['figure']}.png" in products]
+    missing: dict[str, str] = {}
+    for f in drawn:
+        missing.update(f.get("unavailable") or {})
+    for product, datasets in needs:
+        if product in products:
+            missing.update(datasets)
+    return drawn, missing
+
+
+def summary_lines(
+    unavailable: dict[str, str], figures: list[dict], products: set[str] | None = None, needs=()
+) -> list[str]:
+    """The plain closing summary: the unobtainable datasets, why, and what they leave out.
+
+    ``products``: the files of the run (:func:`run_products`); only the datasets that the figures
+    among them (their registry entries' ``unavailable``) and the ``needs`` among them ((file,
+    {dataset: reason}) pairs for products that are not figures, e.g. the benchmark's tables) use
+    are listed. None (``rule all``): every unobtainable dataset."""
+    figures, needed = _needed(figures, products, needs)
+    if needed is not None:
+        unavailable = needed
+        if not unavailable:
+            return ["ldprepro: built the requested targets (every dataset they use could be obtained)."]
+        lines = ["ldprepro: built the requested targets. Datasets they use that are not available here:"]
+    elif not unavailable:
         return ["ldprepro: everything configured was built (every dataset could be obtained)."]
-    lines = ["ldprepro: built everything obtainable here. Not built (data not available):"]
+    else:
+        lines = ["ldprepro: built everything obtainable here. Not built (data not available):"]
     for name, reason in sorted(unavailable.items()):
         lines.append(f"  - {name}: {reason}")
     partial = [f"{f['paper']}/{f['figure']}" for f in figures if f["status"] == "partial"]

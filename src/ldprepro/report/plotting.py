@@ -8,6 +8,7 @@ in one figure share a hue (tests/test_plotting.py checks the CIELAB distance of 
 
 from __future__ import annotations
 
+import importlib
 import os
 import textwrap
 from pathlib import Path
@@ -69,6 +70,20 @@ MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
     "wshp": ("WSHP", PALETTE["vermillion"], "^"),
 }
 
+#: (colour, marker) of the mechanisms registered by plugins (config.yaml ``mechanism_plugins``),
+#: given in registration order and cycling after five: colours at CIE76 ΔE ≥ 25 from every colour
+#: above (the benchmark's overrides included) and from each other (tests/test_plotting.py), so a
+#: plugin is never drawn like a built-in mechanism; markers that no entry above uses.
+PLUGIN_STYLES: tuple[tuple[str, str], ...] = (
+    ("#882255", "d"),  # Paul Tol's wine
+    ("#8C510A", "X"),  # brown
+    ("#EE6677", "8"),  # Paul Tol's red
+    ("#A6D854", "H"),  # light green
+    ("#661100", "+"),  # dark brown
+)
+#: the style of a name that is neither above nor registered
+UNKNOWN_STYLE = ("#555555", ".")
+
 #: line style per kind of curve: the measured method, and its variants (same colour and marker)
 LINESTYLE = {
     "base": "-",
@@ -94,12 +109,29 @@ def use_style() -> None:
 use_style()
 
 
+def registered_style(name: str) -> tuple[str, str, str] | None:
+    """(label, colour, marker) of a mechanism registered outside :data:`MECHANISM_STYLE` (a plugin):
+    the ``label=`` it was registered with, and the k-th entry of :data:`PLUGIN_STYLES` for the k-th
+    such mechanism in registration order (the order of ``mechanism_plugins``, so the same in every
+    figure of a run). None when ``name`` is not registered."""
+    # imported by name, and only for a name outside the table: the figures of the built-in
+    # mechanisms need no registry (and their code fingerprint does not follow it)
+    info = importlib.import_module("ldprepro.domain.mechanisms").MECHANISM_INFO
+    if name not in info:
+        return None
+    plugins = [n for n in info if n not in MECHANISM_STYLE]
+    colour, marker = PLUGIN_STYLES[plugins.index(name) % len(PLUGIN_STYLES)]
+    return info[name].label, colour, marker
+
+
 def style(name: str) -> dict:
-    """matplotlib keyword arguments (label, color, marker, ls, mfc) for mechanism ``name``; unknown
-    names get a neutral grey style. ``<m>_disc`` and ``<m>_at_level`` are drawn in ``<m>``'s colour
-    with a dotted line, resp. a dash-dot line and hollow markers."""
+    """matplotlib keyword arguments (label, color, marker, ls, mfc) for mechanism ``name``: from
+    :data:`MECHANISM_STYLE`, else (a plugin) its registered label and a plugin colour
+    (:func:`registered_style`), else the name itself in a neutral grey. ``<m>_disc`` and
+    ``<m>_at_level`` are drawn in ``<m>``'s colour with a dotted line, resp. a dash-dot line and
+    hollow markers."""
     base = name[: -len("_disc")] if name.endswith("_disc") else name
-    label, colour, marker = MECHANISM_STYLE.get(base, (name, "#555555", "."))
+    label, colour, marker = MECHANISM_STYLE.get(base) or registered_style(base) or (base, *UNKNOWN_STYLE)
     ls, mfc = LINESTYLE["base"], colour
     if name.endswith("_disc"):
         label += " (discretised)"

@@ -59,15 +59,30 @@ def _total_mass(mech, t: float, n_grid: int = 200_001) -> float:
     return mass
 
 
+def _unknown_name_message(name: str, known) -> str:
+    """What to do when ``check_mechanism`` is given a name nobody registered: a plugin's mechanisms
+    exist only once its module has been imported (``load_plugins``), as a pipeline job does with
+    config.yaml's ``mechanism_plugins``."""
+    return (
+        f"check_mechanism: no mechanism {name!r} is registered. If it comes from a plugin, load the "
+        "plugin first: ldprepro.mechanisms.load_plugins(['path/to/my_plugin.py']) with the modules "
+        "listed under mechanism_plugins in config.yaml (a pipeline job does this itself), or pass the "
+        f"factory instead of its name, check_mechanism(MyMech). Known: {', '.join(known)}"
+    )
+
+
 def check_mechanism(
     name_or_factory, eps_grid=(0.5, 1.0, 4.0), n: int = 200_000, seed: int = 0, presented_as_ldp: bool | None = None
 ) -> ContractReport:
-    """Run the contract checks on a registered name (or a factory ``f(eps)``); see the module doc."""
+    """Run the contract checks on a registered name (or a factory ``f(eps)``); see the module doc.
+    A name that is not registered (a plugin not loaded yet) raises ValueError saying what to do."""
     from ldprepro.domain.mechanisms import MECHANISM_INFO, get_mechanism
     from ldprepro.domain.mechanisms.privacy_loss import numeric_exact_loss
 
     if isinstance(name_or_factory, str):
         name = name_or_factory
+        if name not in MECHANISM_INFO:
+            raise ValueError(_unknown_name_message(name, MECHANISM_INFO))
         make = lambda e: get_mechanism(name, e)  # noqa: E731
         ldp = MECHANISM_INFO[name].presented_as_ldp if presented_as_ldp is None else presented_as_ldp
     else:

@@ -108,7 +108,7 @@ def load_plugins(specs: Iterable[str] | None) -> list[str]:
         if not added:
             raise PluginError(
                 f"mechanism_plugins: {spec!r} registered no mechanism "
-                "(call ldprepro.domain.mechanisms.register_mechanism(name, factory) in it)"
+                "(call ldprepro.mechanisms.register_mechanism(name, factory) in it; docs/extending.md)"
             )
         _LOADED[spec] = ",".join(added)
         new += added

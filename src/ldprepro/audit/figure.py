@@ -1,4 +1,6 @@
-"""The audit's figure: claimed vs exact vs empirical ε of every audited subject, one panel per family."""
+"""The audit figure: one panel per family, every subject's exact privacy loss and empirical lower
+bound over its claimed ε (results/audit/audit.png, drawn by the audit_table job from the rows of
+:func:`ldprepro.audit.empirical.run_family`)."""
 
 from __future__ import annotations
 
@@ -6,16 +8,31 @@ import numpy as np
 
 
 def plot_audit(df, png, svg=None) -> None:
+    """Draw the audit (:func:`audit_figure`) to ``png`` (and ``svg``)."""
+    from ldprepro.report.plotting import save_figure
+
+    save_figure(audit_figure(df), png, svg)
+
+
+def audit_figure(df):
+    """One panel per family: every subject's exact loss and empirical lower bound over its claimed
+    ε. Constrained layout keeps the figure title above the first panel's title at any height (the
+    figure grows with the number of subjects; tight_layout let the two overlap on tall figures)."""
     import matplotlib.pyplot as plt
 
-    from ldprepro.report.plotting import save_figure
+    from ldprepro.report.plotting import set_suptitle
 
     fams = [
         f for f in ("numeric", "discretised", "multidim", "frequency", "histogram", "graded") if f in set(df["family"])
     ]
     heights = [max(2.0, 0.28 * df[df["family"] == f]["subject"].nunique()) for f in fams]
     fig, axes = plt.subplots(
-        len(fams), 1, figsize=(9, sum(heights) + 1.5), squeeze=False, gridspec_kw={"height_ratios": heights}
+        len(fams),
+        1,
+        figsize=(9, sum(heights) + 1.5),
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+        layout="constrained",
     )
     cap = 30.0
     for ax, fam in zip(axes[:, 0], fams):
@@ -41,6 +58,5 @@ def plot_audit(df, png, svg=None) -> None:
     axes[0, 0].plot([], [], "o", color="#d62728", label="exact loss (claim violated)")
     axes[0, 0].plot([], [], "^", color="#2ca02c", label="empirical lower bound")
     axes[0, 0].legend(loc="lower right")
-    fig.suptitle("Privacy audit: claimed vs exact vs empirical ε, every mechanism the pipeline runs")
-    fig.tight_layout()
-    save_figure(fig, png, svg)
+    set_suptitle(fig, "Privacy audit: claimed vs exact vs empirical ε, every mechanism the pipeline runs")
+    return fig
