@@ -12,7 +12,7 @@ about 2% missing / not-in-universe codes per variable with such codes), meant on
 pipeline's cost at the papers' sizes. They are not a stand-in for any census.
 
 Paper sizes (person records): BR ≈ 4 M (Wang et al. 2019 / paper 002: "4M tuples"; paper 000:
-3.86 M), MX ≈ 4 M (Wang et al.), US ≈ 1.52 M (paper 000, spec hiera.md). ``--fraction`` scales them.
+3.86 M), MX ≈ 4 M (Wang et al.), US ≈ 1.52 M (paper 000, docs/papers/hiera.md). ``--fraction`` scales them.
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ def test_discretised_sampler_follows_exact_pmf(name, eps):
 
 
 def test_discretisation_spec_examples():
-    """Spec §10: PM-SUB worst case, ε=2: m=10 1.1128, m=1 1.9838; ε=8: m=10 0.0106, m=1 0.2917.
+    """Docs/papers/ldpfl.md §10: PM-SUB worst case, ε=2: m=10 1.1128, m=1 1.9838; ε=8: m=10 0.0106, m=1 0.2917.
 
     The spec's ε=8, m=1 value was maximised on a 0.05-step grid of inputs (that grid gives
     0.29172, reproduced below); the exact maximum, at t ≈ 0.5375, is 0.29188 — confirmed by the
@@ -168,7 +168,7 @@ def test_duchi_md_half_ties_exactly_unbiased_and_ldp(d, eps):
 def test_duchi_md_wang_literal_is_biased_and_not_ldp_for_even_d():
     eps, a = 1.0, math.e
     mech = DuchiMultiDim(eps, 2, ties="wang")
-    # ratio 3a at d = 2 (spec §2.2)
+    # ratio 3a at d = 2 (docs/papers/ldpfl.md §2.2)
     vertices = [np.array(v, dtype=float) for v in [(1, 1), (1, -1), (-1, 1), (-1, -1)]]
     probs = np.array([mech.output_probabilities(v)[1] for v in vertices])
     assert (probs.max(axis=0) / probs.min(axis=0)).max() == pytest.approx(3 * a, rel=1e-12)

@@ -190,7 +190,7 @@ def test_ue_exact_ldp_by_enumeration(cls, eps):
     [(0.1, 0.7375, 0.5125, 0.983, 15.7, 94.2), (0.5, 0.6875, 0.5625, 0.537, 8.59, 35.2)],
 )
 def test_rappor_spec_table(f, qs, ps, per_attr, rec16, perm16):
-    """specs/rrldp_lremh.md §3 table (q = 0.75, p = 0.5), values given to the printed precision."""
+    """docs/papers/lremh.md §3 table (q = 0.75, p = 0.5), values given to the printed precision."""
     r = get_oracle("rappor", 16, f=f)
     assert r.q_star == pytest.approx(qs, abs=1e-12) and r.p_star == pytest.approx(ps, abs=1e-12)
     assert rappor_channel(f, 0.5, 0.75) == pytest.approx((qs, ps))

@@ -1,4 +1,4 @@
-"""Correctness tests for ldprepro.domain.graded (paper 000, HierA; specs/hiera.md §9 items 1-7).
+"""Correctness tests for ldprepro.domain.graded (paper 000, HierA; docs/papers/hiera.md §9 items 1-7).
 
 Statistical tolerances are derived, not tuned:
 
@@ -46,7 +46,7 @@ SEED = 31337
 
 
 def synthetic(dist: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Spec §6.1 distributions on [-1, 1] (clipped)."""
+    """Docs/papers/hiera.md §6.1 distributions on [-1, 1] (clipped)."""
     if dist == "uniform":
         return rng.uniform(-1, 1, n)
     if dist == "gauss":
@@ -98,7 +98,7 @@ def test_level_validation():
 # §9 item 1: plan table
 # ------------------------------------------------------------------------------------------------
 
-PLAN_TABLE = {  # spec §5.2, k = 5
+PLAN_TABLE = {  # docs/papers/hiera.md §5.2, k = 5
     2: {"intended": [2, 2, 2, 2, 2], "printed": [2, 2, 2, 1, 2], "prose": [2, 2, 2, 2, 3]},
     3: {"intended": [3, 3, 3, 3, 3], "printed": [3, 2, 1, 2, 3], "prose": [3, 3, 3, 4, 4]},
     4: {"intended": [4, 4, 4, 4, 4], "printed": [3, 2, 1, 3, 4], "prose": [4, 4, 5, 5, 5]},
@@ -150,7 +150,7 @@ def test_lhp_pmf_normalised_and_matches_sampler():
         assert ((obs - exp) ** 2 / exp).sum() <= crit
 
 
-L_TABLE = np.array(  # spec §6.3, base ε = 1, rounded to 2 decimals
+L_TABLE = np.array(  # docs/papers/hiera.md §6.3, base ε = 1, rounded to 2 decimals
     [
         [3.42, 4.55, 4.06, 3.99, 6.88],
         [8.07, 0.68, 3.78, 3.68, 5.62],
@@ -162,7 +162,7 @@ L_TABLE = np.array(  # spec §6.3, base ε = 1, rounded to 2 decimals
 
 
 def test_lhp_worst_case_table():
-    """Spec §6.3. Tolerance 0.01: the table is rounded to 2 decimals (±0.005); cell [4, 2] (0-based
+    """Docs/papers/hiera.md §6.3. Tolerance 0.01: the table is rounded to 2 decimals (±0.005); cell [4, 2] (0-based
     [3, 1]) is 4.62497 exactly, printed as 4.63 in the spec (a last-digit rounding difference)."""
     L = lhp_worst_case_log_ratio(GradedLevels.from_base_eps(1.0))
     np.testing.assert_allclose(L, L_TABLE, atol=0.01)
@@ -193,7 +193,7 @@ def test_lhp_audit_both_readings():
     assert audit["violates_max"][1, 0] and audit["violates_max"][4, 4] and audit["violates_max"][4, 0]
     assert audit["violates_min"].sum() >= audit["violates_max"].sum()
     assert audit["worst_excess_max"] == pytest.approx((audit["L"] - audit["claimed_max"]).max())
-    # the level part alone (GRR at the true level's budget) does satisfy the max-bound (spec §6.3)
+    # the level part alone (GRR at the true level's budget) does satisfy the max-bound (docs/papers/hiera.md §6.3)
     g = GradedLevels.from_base_eps(1.0).level_channel
     level_loss = np.log(g[:, None, :] / g[None, :, :]).max(axis=2)
     assert np.all(level_loss <= audit["claimed_max"] + 1e-12)
@@ -335,7 +335,7 @@ def test_intended_mode_unbiased(dist, eps):
 
 
 def test_reuse_never_lowers_exact_variance():
-    """Spec §6.2 (analytic): without clipping the intended-mode variance is smallest at μ = 1."""
+    """Docs/papers/hiera.md §6.2 (analytic): without clipping the intended-mode variance is smallest at μ = 1."""
     rng = rng_for(SEED, "reuse")
     for dist in ("uniform", "gauss", "expo"):
         v = synthetic(dist, 2000, rng)
@@ -349,7 +349,7 @@ def test_reuse_never_lowers_exact_variance():
 # §9 item 3: printed (and prose) modes biased
 # ------------------------------------------------------------------------------------------------
 
-SPEC_BIAS_UNIFORM_EPS1 = {  # spec §6.1, uniform data, ε = 1, n = 10^5
+SPEC_BIAS_UNIFORM_EPS1 = {  # docs/papers/hiera.md §6.1, uniform data, ε = 1, n = 10^5
     ("printed", 2): -0.040,
     ("printed", 3): -0.040,
     ("printed", 5): -0.056,
@@ -389,7 +389,7 @@ def test_printed_mode_biased_by_simulation():
 
 
 def test_clipping_biases_small_samples():
-    """Spec §6.1: lowheavy N(0.8, 0.1), n = 1000, ε = 0.1, μ = 1. Clipped: mean error strongly negative
+    """Docs/papers/hiera.md §6.1: lowheavy N(0.8, 0.1), n = 1000, ε = 0.1, μ = 1. Clipped: mean error strongly negative
     (spec: -0.158, z = -43); unclipped: within 5 SE (closed form) of 0."""
     n, reps = 1000, 4000
     lv = GradedLevels.from_base_eps(0.1)

@@ -1,4 +1,4 @@
-"""Graded gradient collection for HierA's linear regression (paper 000 §5; spec hiera.md §7):
+"""Graded gradient collection for HierA's linear regression (paper 000 §5; docs/papers/hiera.md §7):
 LHP with the level given by the attribute, unbiasedness of every collector against its closed-form
 variance, and the component levels."""
 
@@ -109,7 +109,7 @@ def test_collector_rejects_unknown_settings():
 
 
 def test_clipped_hiera_shrinks_components_reported_by_few_users():
-    """The paper's step-6 clipping (spec §6.1) at ~2 reports per component: the estimate of a
+    """The paper's step-6 clipping (docs/papers/hiera.md §6.1) at ~2 reports per component: the estimate of a
     component whose every value is 0.5 is pulled towards 0 by far more than 5 SE, while the
     unclipped collector is centred on 0.5 (documented, and why Fig. 3 draws both)."""
     G, D, R = 10, 5, 4000

@@ -1,4 +1,4 @@
-"""Paper 001 (BSHP / WSHP): the acceptance tests of specs/sampling_histograms_bshp_wshp.md §9,
+"""Paper 001 (BSHP / WSHP): the acceptance tests of docs/papers/bshp.md §9,
 per-user vs sufficient-statistic paths, the baseline, and the experiment runner.
 
 Tolerances come from the theory (Lemma 6 standard errors, tests/stats_helpers.py); seeds are fixed."""
@@ -40,7 +40,7 @@ def _intervals(counts):
 def test_partition_357_has_13_intervals_and_the_spec_maps():
     assert P357.K == 13
     assert np.allclose(P357.cuts * 105, [0, 15, 21, 30, 35, 42, 45, 60, 63, 70, 75, 84, 90, 105])
-    # spec §2, 1-based I1..I13
+    # docs/papers/bshp.md §2, 1-based I1..I13
     spec = {
         3: [[1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11, 12, 13]],
         5: [[1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13]],
@@ -73,7 +73,7 @@ def test_query_answers_sum_the_integrated_intervals():
 @pytest.mark.parametrize("method", ["bshp", "wshp"])
 def test_unbiased_and_lemma6_variance_sufficient_statistics(method):
     """ε = 3, r = 0.5, n = 20k, 3000 runs: |mean(n̂_j) − n_j| < 4 SE and empirical/Lemma 6 variance
-    in [0.9, 1.1] for every j (spec §9.2-3), plus the 5-SE variance check of stats_helpers."""
+    in [0.9, 1.1] for every j (docs/papers/bshp.md §9.2-3), plus the 5-SE variance check of stats_helpers."""
     ratios = 0.5 if method == "bshp" else wshp_ratios(P357, 0.5, 3.0)
     col = BitSampling(P357, 3.0, ratios)
     C, Nj = col.sample_aggregates(COUNTS, rng_for(1, {"test": "bshp-unbiased", "method": method}), size=3000)

@@ -1,4 +1,4 @@
-"""Paper 004 (specs/rrldp_lremh.md): RR-LDP user side, EM / LASSO / LREMH, acceptance tests §6.
+"""Paper 004 (docs/papers/lremh.md): RR-LDP user side, EM / LASSO / LREMH, acceptance tests §6.
 
 Fixed seeds; tolerances from theory (standard errors as the spec states them), never tuned.
 """
@@ -61,7 +61,7 @@ def test_encoding_lengths_and_one_hot(sizes, length):
 @pytest.mark.parametrize("f", [0.1, 0.5])
 @pytest.mark.parametrize("path", ["two_stage", "one_shot"])
 def test_channel_probabilities(f, path):
-    """Empirical P(T=1|s=1), P(T=1|s=0) over 10^6 bits each within 3 SE of q*, p* (spec §6.2)."""
+    """Empirical P(T=1|s=1), P(T=1|s=0) over 10^6 bits each within 3 SE of q*, p* (docs/papers/lremh.md §6.2)."""
     rr = RRLDP([2] * 8, f)
     qs, ps = rappor_channel(f, 0.5, 0.75)
     assert math.isclose(qs, 0.75 - 0.125 * f) and math.isclose(ps, 0.5 + 0.125 * f)
@@ -89,7 +89,7 @@ def test_permanent_stage_alone():
 
 # ---------------------------------------------------------------------------------------- §6.3
 def test_unbiased_bit_counts():
-    """Mean of t_{j,b} over 2,000 runs within 4 SE of the true count (spec §6.3)."""
+    """Mean of t_{j,b} over 2,000 runs within 4 SE of the true count (docs/papers/lremh.md §6.3)."""
     sizes, n, runs = [3, 5], 400, 2000
     rr = RRLDP(sizes, 0.3)
     rng = rng_for(SEED, "unbiased")
@@ -132,7 +132,7 @@ def test_em_guard_for_exactly_noiseless_channel():
 
 # ---------------------------------------------------------------------------------------- §6.5
 def test_lasso_marginals_match_unbiased_counts():
-    """One-way marginals of the LASSO joint within 0.02 of t_{j,b}/N at large N (spec §6.5)."""
+    """One-way marginals of the LASSO joint within 0.02 of t_{j,b}/N at large N (docs/papers/lremh.md §6.5)."""
     sizes = [3, 4, 5]
     rng = rng_for(SEED, "lasso")
     codes = random_records(sizes, 100_000, rng)

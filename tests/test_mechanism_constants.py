@@ -1,4 +1,4 @@
-"""Closed-form constants against the spec's sanity tables (zhao2021_numeric_mechanisms.md),
+"""Closed-form constants against the spec's sanity tables (docs/papers/ldpfl.md),
 and continuity of the piecewise constants at their regime boundaries."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def test_pm_opt_constants_and_optimality(eps, tau, A, L, p, pw, var):
 
 
 def test_pm_opt_tau_matches_ferrari_closed_form():
-    """Spec §7's Ferrari solution, away from its cancellation points."""
+    """Docs/papers/ldpfl.md §7's Ferrari solution, away from its cancellation points."""
     for eps in [0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0]:
         a = math.exp(eps)
         m = a * a / 2 - np.cbrt(a * a * (a * a - 1) / 2)
@@ -260,7 +260,7 @@ def test_laplace_constants():
 
 
 def test_crossing_points_of_table_II():
-    """Spec §13: crossing points of the worst-case variances (root finding on our closed forms)."""
+    """Docs/papers/ldpfl.md §13: crossing points of the worst-case variances (root finding on our closed forms)."""
 
     def cross(n1, n2, lo, hi):
         return optimize.brentq(

@@ -1,8 +1,8 @@
 """Synthetic numeric datasets on [-1, 1] (papers 000, 002, 003).
 
-- paper 000 (HierA, hiera.md §8.1): uniform; Gaussian mean 0.3 sd 0.2; exponential sd (= scale) 0.3.
-- paper 003 (DCT, dct.md §3): Gaussian mean 0 sd 0.25; exponential sd 0.5; uniform.
-- paper 002 (Zhao et al., zhao2021 §14 Fig. 7): d = 16 Gaussian attributes, sd 1/4, mean in
+- paper 000 (HierA, docs/papers/hiera.md §8.1): uniform; Gaussian mean 0.3 sd 0.2; exponential sd (= scale) 0.3.
+- paper 003 (DCT, docs/papers/dct.md §3): Gaussian mean 0 sd 0.25; exponential sd 0.5; uniform.
+- paper 002 (Zhao et al., docs/papers/ldpfl.md §14 Fig. 7): d = 16 Gaussian attributes, sd 1/4, mean in
   {0, 1/3, 2/3, 1} [I].
 
 ``target`` (optional) adds a linear-regression target column (:func:`linear_target`).

@@ -1,12 +1,12 @@
 """Encodings that experiments apply to the processed tables (never baked into the files).
 
 - :func:`to_unit` maps a numeric attribute with domain [L, U] to [-1, 1]:
-  v' = 2(v - L)/(U - L) - 1 (hiera.md §1, dct.md §1, zhao2021 §14);
+  v' = 2(v - L)/(U - L) - 1 (docs/papers/hiera.md §1, docs/papers/dct.md §1, docs/papers/ldpfl.md §14);
   :func:`from_unit` inverts it.
 - :func:`one_hot` turns a categorical attribute with k values into k binary attributes
-  (paper 000, hiera.md §8.1: "nominal categoricals with k values become k one-hot attributes").
+  (paper 000, docs/papers/hiera.md §8.1: "nominal categoricals with k values become k one-hot attributes").
 - :func:`k_minus_1` turns it into k-1 binary attributes: value l < k switches on attribute l,
-  value k switches none on (papers 002/003, zhao2021 §12, dct.md §3). ``on``/``off`` default to
+  value k switches none on (papers 002/003, docs/papers/ldpfl.md §12, docs/papers/dct.md §3). ``on``/``off`` default to
   1/0 (paper 003's {0,1}); paper 002's most likely coding is on=+1, off=-1 [I].
 - :func:`ordinal_codes` gives consecutive integers 0..k-1 (paper 000's ordinal categoricals).
 """

@@ -1,5 +1,5 @@
 """Gradient collection under graded privacy levels: HierA's linear regression (paper 000, Sec. 5 and
-6.3; spec hiera.md §7).
+6.3; docs/papers/hiera.md §7).
 
 Every user of a group holds a clipped gradient g ∈ [−1, 1]^D (D = d features + the intercept). The
 privacy level of component j "is not based on the size of the component but on the privacy
@@ -26,7 +26,7 @@ reference: ``harmony_at_level`` / ``pm_at_level`` run Harmony / PM at the compon
 baselines can be told apart from the extra budget it spends.
 
 HierA's step-6 clipping shrinks a component's estimate when few users report it (about G/D per
-component; spec §6.1): the clipped collector is biased towards 0 and has a lower variance. The
+component; docs/papers/hiera.md §6.1): the clipped collector is biased towards 0 and has a lower variance. The
 unclipped one (``clip=False``, intended step 5) is exactly unbiased.
 """
 

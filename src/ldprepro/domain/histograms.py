@@ -1,5 +1,5 @@
 """Histogram publication with bit sampling (paper 001: BSHP / WSHP; spec
-``sampling_histograms_bshp_wshp.md``).
+docs/papers/bshp.md).
 
 Several consumers ask for equal-width histograms of one numeric attribute (3-, 5-, 7-fold in the
 paper). The curator merges every query's checkpoints into one **integrated partition**

@@ -63,10 +63,10 @@ class PerturbAndAverage:
 
 
 class HierAEstimator:
-    """Paper 000: LHP users + the HierA collector (Algorithm 5) on levels {5,4,3,2,1}·ε (spec §1),
+    """Paper 000: LHP users + the HierA collector (Algorithm 5) on levels {5,4,3,2,1}·ε (docs/papers/hiera.md §1),
     sampled through the exact count-level path. Theory from ``graded.hiera_variance``: the exact
     variance of the intended-mode estimate without clipping (with clipping it is the unclipped
-    reference; clipping matters only for small groups, spec §6.1); none for the biased readings."""
+    reference; clipping matters only for small groups, docs/papers/hiera.md §6.1); none for the biased readings."""
 
     def __init__(
         self, eps: float, mu: int = 2, step5_mode: str = "intended", clip: bool = True, multipliers=(5, 4, 3, 2, 1)

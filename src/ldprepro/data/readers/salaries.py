@@ -1,4 +1,4 @@
-"""Public-employee salaries for paper 001 (BSHP/WSHP; spec sampling_histograms_bshp_wshp §8.1).
+"""Public-employee salaries for paper 001 (BSHP/WSHP; docs/papers/bshp.md §8.1).
 
 Three cities, one salary per employee, prepared as the spec says: take one salary column, parse
 currency strings, drop missing or non-positive values, and take the domain [v_min, v_max] from the

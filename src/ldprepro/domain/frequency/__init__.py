@@ -19,7 +19,7 @@ Notation shared by all oracles: ``p_true`` = Pr(a report supports v | the user's
 ``p_other`` = Pr(a report supports v | the user's value is not v). For GRR these are Kairouz et al.'s
 p = e^ε/(e^ε+k-1) and q = 1/(e^ε+k-1); for SUE/OUE they are Wang et al.'s (USENIX Security 2017)
 p and q; for the RAPPOR-style oracle they are the combined channel q* and p* of
-``specs/rrldp_lremh.md`` §2 (note that spec's *instantaneous* parameters are named the other way round:
+docs/papers/lremh.md §2 (note that that page's *instantaneous* parameters are named the other way round:
 q = Pr(1 | permanent bit 1), p = Pr(1 | permanent bit 0)).
 
 The support count of value v is exactly Binomial(c_v, p_true) + Binomial(n - c_v, p_other) (for GRR

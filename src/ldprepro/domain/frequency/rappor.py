@@ -1,5 +1,5 @@
 """RAPPOR-style permanent + instantaneous randomised response over a unary encoding (RR-LDP of paper
-004, ``specs/rrldp_lremh.md`` §2-3): :class:`RapporUE`, its combined channel :func:`rappor_channel` and
+004, docs/papers/lremh.md §2-3): :class:`RapporUE`, its combined channel :func:`rappor_channel` and
 its labelled privacy figures :func:`rappor_privacy`."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ldprepro.domain.frequency.unary import UnaryEncoding
 
 
 def rappor_channel(f: float, p: float, q: float) -> tuple[float, float]:
-    """Combined RAPPOR channel (specs/rrldp_lremh.md §2, eq. 8-9): returns (q*, p*) with
+    """Combined RAPPOR channel (docs/papers/lremh.md §2, eq. 8-9): returns (q*, p*) with
     q* = Pr(T=1 | s=1) = ½f(p+q) + (1-f)q and p* = Pr(T=1 | s=0) = ½f(p+q) + (1-f)p."""
     f = _check_prob(f, "f")
     p = _check_prob(p, "p")
@@ -24,7 +24,7 @@ def rappor_channel(f: float, p: float, q: float) -> tuple[float, float]:
 
 
 def rappor_privacy(f: float, p: float, q: float, d: int = 1) -> dict[str, float]:
-    """Labelled privacy figures of the RAPPOR-style RR for records of ``d`` attributes (spec §3).
+    """Labelled privacy figures of the RAPPOR-style RR for records of ``d`` attributes (docs/papers/lremh.md §3).
 
     * ``permanent_eps_record``: Theorem 1, ε₁ = 2d ln((1 - f/2)/(f/2)) (correct as printed);
     * ``instantaneous_eps_per_attribute``: Theorem 2 as printed, ln(q*(1-p*)/(p*(1-q*)));
@@ -48,7 +48,7 @@ def rappor_privacy(f: float, p: float, q: float, d: int = 1) -> dict[str, float]
 
 class RapporUE(UnaryEncoding):
     """RAPPOR-style permanent + instantaneous randomised response over a unary encoding
-    (RR-LDP, specs/rrldp_lremh.md §2-3; Erlingsson et al. 2014 with one-hot instead of Bloom filter).
+    (RR-LDP, docs/papers/lremh.md §2-3; Erlingsson et al. 2014 with one-hot instead of Bloom filter).
 
     * Permanent RR (:meth:`permanent`, memoised per user in a deployment): each bit is kept with
       probability 1-f, else set to 0 or 1 with probability f/2 each.
@@ -60,7 +60,7 @@ class RapporUE(UnaryEncoding):
     :meth:`perturb` draws Bernoulli(q*)/Bernoulli(p*) in one shot; :meth:`perturb_two_stage` runs the
     two stages. They agree in distribution for a single collection.
 
-    Privacy (labelled, spec §3): :meth:`permanent_epsilon` (Theorem 1, ε₁ = 2d ln((1-f/2)/(f/2))),
+    Privacy (labelled, docs/papers/lremh.md §3): :meth:`permanent_epsilon` (Theorem 1, ε₁ = 2d ln((1-f/2)/(f/2))),
     :attr:`instantaneous_epsilon_per_attribute` (Theorem 2 as printed) and
     :meth:`instantaneous_epsilon_record` (d × that; the paper omits d). ``epsilon_exact`` is the
     one-attribute value, equal to ``instantaneous_epsilon_per_attribute``.

@@ -1,6 +1,6 @@
 """Graded (hierarchical) LDP for numerical data: paper 000, HierA (Hao, Wu, Wan, *Sensors* 2023, 23(3), 1115).
 
-Contract: ``specs/hiera.md`` §1-6 and §9. Contents (every name is importable from ``ldprepro.domain.graded``):
+Contract: docs/papers/hiera.md §1-6 and §9. Contents (every name is importable from ``ldprepro.domain.graded``):
 
 * ``levels``: :class:`GradedLevels` — the k sub-intervals D_1..D_k of [-1, 1] and their budgets
   ε_1 > ... > ε_k (§1).

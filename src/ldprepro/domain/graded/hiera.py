@@ -1,4 +1,4 @@
-"""HierA, the collector (Algorithm 5; ``specs/hiera.md`` §5, §6): :func:`merge_matrix`, :func:`plan` (the
+"""HierA, the collector (Algorithm 5; docs/papers/hiera.md §5, §6): :func:`merge_matrix`, :func:`plan` (the
 §5.2 table), the record-level estimator :func:`hiera_estimate_records` and the exact count-level
 estimator :func:`hiera_estimate_counts` (sufficient statistics; binomial thinning for PLC),
 :func:`hiera_variance` (exact variance, intended mode, no clipping), :func:`hiera_expected_estimate`
@@ -27,7 +27,7 @@ def merge_matrix(mu: int, mode: str = "intended", k: int = 5) -> np.ndarray:
     """Step 5 of Algorithm 5 as a (k, k) int matrix M[j, i] = number of copies of group i's data at level
     j in V_j* (M[j, j]: copies of the original V_j; M[j, i], i < j: the PLC conversion V_ij). 0-based.
 
-    Modes (spec §5.1-5.2; in 1-based paper indices):
+    Modes (docs/papers/hiera.md §5.1-5.2; in 1-based paper indices):
 
     * ``"intended"`` (default; unbiased): V_j* = (1+δ_j)·V_j + Σ_{i=max(1, j-μ+1)}^{j-1} V_ij,
       δ_j = max(0, μ - (k - j + 1)); every group appears exactly μ times.
@@ -66,7 +66,7 @@ def merge_matrix(mu: int, mode: str = "intended", k: int = 5) -> np.ndarray:
 
 
 def plan(mu: int, mode: str = "intended", k: int = 5) -> np.ndarray:
-    """Number of copies of each original group 1..k in V* (spec §5.2 table): ``merge_matrix(...).sum(0)``."""
+    """Number of copies of each original group 1..k in V* (docs/papers/hiera.md §5.2 table): ``merge_matrix(...).sum(0)``."""
     return merge_matrix(mu, mode, k).sum(axis=0)
 
 
@@ -162,7 +162,7 @@ def hiera_estimate_records(
 
 
 def hiera_variance(v: Any, levels: GradedLevels, mu: int) -> float:
-    """Exact Var(m*) of the intended-mode, unclipped HierA estimate given the data v (spec §6.2).
+    """Exact Var(m*) of the intended-mode, unclipped HierA estimate given the data v (docs/papers/hiera.md §6.2).
 
     With c_t = 2p_t - 1, a user whose report lands in group g contributes W = Σ over her μ copies of the
     calibrated values. Given (g, v*=s): E[W] = μ s/c_g, and each PLC conversion to level j adds
@@ -189,7 +189,7 @@ def hiera_variance(v: Any, levels: GradedLevels, mu: int) -> float:
 def hiera_expected_estimate(v: Any, levels: GradedLevels, mu: int, step5_mode: str = "intended") -> float:
     """Large-n limit of E[m*] without clipping, given the data v (ratio of expectations).
 
-    Every calibrated copy of a report has expectation v whatever its level (spec §5.2), so
+    Every calibrated copy of a report has expectation v whatever its level (docs/papers/hiera.md §5.2), so
     E[Σ S] = Σ_u v_u·Σ_t G_{l(v_u)}(t)·m_t and E[|V*|] = Σ_u Σ_t G_{l(v_u)}(t)·m_t with m = :func:`plan`.
     For the intended mode m_t ≡ μ and this is exactly mean(v); for the others it exposes the bias
     (m* is a ratio estimator, so the finite-n expectation differs from this by O(1/n)).
@@ -204,8 +204,8 @@ def hiera_expected_estimate(v: Any, levels: GradedLevels, mu: int, step5_mode: s
 class HierA:
     """Convenience wrapper: LHP users + HierA collector (Algorithm 5) with fixed settings.
 
-    ``step5_mode``: "intended" (default; unbiased), "printed" or "prose" (spec §5); ``clip``: step 6
-    clipping (paper: True; biased at small n, spec §6.1); ``mu`` ∈ 1..k.
+    ``step5_mode``: "intended" (default; unbiased), "printed" or "prose" (docs/papers/hiera.md §5); ``clip``: step 6
+    clipping (paper: True; biased at small n, docs/papers/hiera.md §6.1); ``mu`` ∈ 1..k.
     """
 
     def __init__(self, levels: GradedLevels, mu: int = 1, step5_mode: str = "intended", clip: bool = True):

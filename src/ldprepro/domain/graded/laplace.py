@@ -1,4 +1,4 @@
-"""The paper's "graded Laplace" baseline v + Lap(2/ε_{level(v)}) (paper 000, ``specs/hiera.md`` §2). It is
+"""The paper's "graded Laplace" baseline v + Lap(2/ε_{level(v)}) (paper 000, docs/papers/hiera.md §2). It is
 **not** ε-LDP for any finite ε (the log density ratio grows linearly in |y|); :meth:`GradedLaplace.log_ratio`
 exposes it for the audit."""
 
@@ -12,10 +12,10 @@ from ldprepro.domain.graded.levels import GradedLevels, _check_level, _check_lev
 
 
 class GradedLaplace:
-    """The paper's "graded Laplace" baseline (spec §2): report v + Lap(2/ε_{level(v)}), using the budget
+    """The paper's "graded Laplace" baseline (docs/papers/hiera.md §2): report v + Lap(2/ε_{level(v)}), using the budget
     of the user's *true* level (sensitivity 2 on [-1, 1]); the collector averages the reports.
 
-    WARNING (spec §2, verified analytically): two inputs in levels with different budgets have Laplace
+    WARNING (docs/papers/hiera.md §2, verified analytically): two inputs in levels with different budgets have Laplace
     densities of different scales, so ln f(y|x)/f(y|x') = ln(ε_x/ε_x') - ε_x|y-x|/2 + ε_x'|y-x'|/2 grows
     like (ε_x - ε_x')|y|/2 as |y| → ∞: the mechanism is **not ε-LDP for any finite ε**. It is implemented
     as the paper's baseline and labelled as such; :meth:`log_ratio` exposes the unbounded ratio.
@@ -32,7 +32,7 @@ class GradedLaplace:
 
     def perturb(self, v: Any, rng: np.random.Generator, level: Any = None) -> np.ndarray:
         """v + Lap(2/ε_t) with t = level(v), or the given ``level`` indices (0-based, v's shape): the
-        privacy level of a gradient component is that of the attribute it belongs to (spec §7)."""
+        privacy level of a gradient component is that of the attribute it belongs to (docs/papers/hiera.md §7)."""
         va = _check_v(v)
         scale = self.scale(va) if level is None else 2.0 / self.levels.eps[_check_level(level, va, self.levels.k)]
         return va + rng.laplace(0.0, 1.0, size=va.shape) * scale

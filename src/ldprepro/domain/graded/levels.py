@@ -1,4 +1,4 @@
-"""Graded LDP levels (paper 000, HierA; ``specs/hiera.md`` §1): :class:`GradedLevels`, the k
+"""Graded LDP levels (paper 000, HierA; docs/papers/hiera.md §1): :class:`GradedLevels`, the k
 sub-intervals D_1..D_k of [-1, 1] and their budgets ε_1 > ... > ε_k, and the argument checks the
 other ``graded`` modules share."""
 
@@ -15,7 +15,7 @@ from scipy.special import expit
 
 @dataclass(frozen=True)
 class GradedLevels:
-    """The k sub-intervals of [-1, 1] and their budgets (spec §1).
+    """The k sub-intervals of [-1, 1] and their budgets (docs/papers/hiera.md §1).
 
     ``edges`` (length k+1, strictly increasing, from -1 to 1): level t covers [edges[t], edges[t+1]),
     the last one closed [edges[k-1], 1]. ``budgets`` (length k): ε of each level, positive and

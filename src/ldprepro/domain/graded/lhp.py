@@ -1,4 +1,4 @@
-"""LHP, the user side of HierA (Algorithm 3; ``specs/hiera.md`` §3, §6.3): :class:`LHP` with the exact
+"""LHP, the user side of HierA (Algorithm 3; docs/papers/hiera.md §3, §6.3): :class:`LHP` with the exact
 joint pmf Pr(t*, v* | v), :func:`lhp_worst_case_log_ratio` / :func:`lhp_privacy_audit` (LHP violates the
 claimed bound), the reports' sufficient statistics :func:`lhp_report_counts` and their exact sampler
 (:func:`lhp_sample_counts`, :func:`sort_by_level`)."""
@@ -15,7 +15,7 @@ from ldprepro.domain.graded.levels import GradedLevels, _check_level, _check_lev
 
 
 class LHP:
-    """Level-and-value hierarchical perturbation, user side (Algorithm 3; spec §3), exactly as printed:
+    """Level-and-value hierarchical perturbation, user side (Algorithm 3; docs/papers/hiera.md §3), exactly as printed:
 
     1. t = level(v);
     2. t* = GRR(t) at the *true* level's budget ε_t (keep e^{ε_t}/(e^{ε_t}+k-1));
@@ -23,7 +23,7 @@ class LHP:
     4. keep v* w.p. p_{t*} = e^{ε_{t*}}/(e^{ε_{t*}}+1) — the *perturbed* level's budget — else flip;
     5. send (t*, v*) (no calibration on the user side).
 
-    Exact joint pmf (spec §6.3): Pr(t*, v* = s | v) = G_{t(v)}(t*)·[(1+sv)/2·p_{t*} + (1-sv)/2·(1-p_{t*})]
+    Exact joint pmf (docs/papers/hiera.md §6.3): Pr(t*, v* = s | v) = G_{t(v)}(t*)·[(1+sv)/2·p_{t*} + (1-sv)/2·(1-p_{t*})]
     = G_{t(v)}(t*)·(1 + s·v·(2p_{t*}-1))/2. The mechanism does NOT meet the paper's Theorem 2 bound; see
     :func:`lhp_privacy_audit`. It is implemented as printed, not "fixed".
     """
@@ -40,7 +40,7 @@ class LHP:
 
         ``level`` (0-based indices, v's shape) replaces step 1's t = level(v) when the privacy level
         is set by something other than the value, as for a gradient component, whose level is that of
-        its attribute (spec §7)."""
+        its attribute (docs/papers/hiera.md §7)."""
         va = _check_v(v).reshape(-1)
         lv = self.levels.level_of(va) if level is None else _check_level(level, va, self.k).reshape(-1)
         k = self.k
@@ -54,7 +54,7 @@ class LHP:
         return t_star, np.where(plus, 1, -1).astype(np.int8)
 
     def pmf(self, t_star: Any, s: Any, v: Any) -> np.ndarray:
-        """Pr(t*, v* = s | v) (spec §6.3), broadcasting over t_star (level index), s (±1) and v."""
+        """Pr(t*, v* = s | v) (docs/papers/hiera.md §6.3), broadcasting over t_star (level index), s (±1) and v."""
         va = _check_v(v)
         t = np.asarray(t_star)
         sa = np.asarray(s)
@@ -78,7 +78,7 @@ class LHP:
 
 
 def lhp_worst_case_log_ratio(levels: GradedLevels) -> np.ndarray:
-    """Exact worst-case privacy loss of LHP between levels (spec §6.3):
+    """Exact worst-case privacy loss of LHP between levels (docs/papers/hiera.md §6.3):
 
         L[i, j] = sup_{x ∈ D_i, x' ∈ D_j} max_{(t*, s)} ln Pr(t*, s | x) / Pr(t*, s | x').
 
@@ -107,7 +107,7 @@ def lhp_worst_case_log_ratio(levels: GradedLevels) -> np.ndarray:
 
 
 def lhp_privacy_audit(levels: GradedLevels) -> dict[str, Any]:
-    """Audit of LHP against Theorem 2 under both readings of graded LDP (spec §1, §6.3, §9 item 6).
+    """Audit of LHP against Theorem 2 under both readings of graded LDP (docs/papers/hiera.md §1, §6.3, §9 item 6).
 
     Returns a dict with ``L`` (worst-case log-ratio matrix), ``claimed_max`` (r = max(ε_i, ε_j), the
     paper's proofs), ``claimed_min`` (r = min(ε_i, ε_j), MinID-LDP), boolean ``violates_max`` /

@@ -1,4 +1,4 @@
-"""PLC, the level conversion of HierA (Algorithm 4; ``specs/hiera.md`` §4): :func:`plc_keep_prob`,
+"""PLC, the level conversion of HierA (Algorithm 4; docs/papers/hiera.md §4): :func:`plc_keep_prob`,
 :func:`plc_convert_records`, :func:`plc_convert_counts`, :func:`plc`."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ldprepro.domain.graded.levels import GradedLevels, _check_levels, _check_mu
 
 def plc_keep_prob(levels: GradedLevels, i: int, j: int) -> float:
     """q_ij = (p_i + p_j - 1)/(2p_i - 1): keep probability that re-randomises a level-i report to level
-    j ≥ i (Algorithm 4; the prose's "1 - q = ..." is a typo, spec §4). Composed keep probability
+    j ≥ i (Algorithm 4; the prose's "1 - q = ..." is a typo, docs/papers/hiera.md §4). Composed keep probability
     p_i q + (1-p_i)(1-q) = p_j."""
     levels = _check_levels(levels)
     k = levels.k
@@ -56,7 +56,7 @@ def plc(values: Any, i: int, mu: int, levels: GradedLevels, rng: np.random.Gener
     """Algorithm 4: V_i together with V_{i(i+1)}, ..., V_{i(min(k, i+μ-1))} (1-based in the paper).
 
     Returns {j: V_ij} keyed by 0-based target level, with V_ii = V_i itself; each conversion is an
-    independent re-randomisation of V_i (spec §4)."""
+    independent re-randomisation of V_i (docs/papers/hiera.md §4)."""
     levels = _check_levels(levels)
     mu = _check_mu(mu, levels.k)
     v = np.asarray(values).astype(np.int8)

@@ -1,4 +1,4 @@
-"""Paper 004 (specs/rrldp_lremh.md): RR-LDP on the user side and three server-side estimators of
+"""Paper 004 (docs/papers/lremh.md): RR-LDP on the user side and three server-side estimators of
 the joint distribution of a k-subset of attributes: EM, LASSO and LREMH.
 
 * :mod:`.rrldp` — per-attribute unary encoding, concatenation, permanent + instantaneous RR (built

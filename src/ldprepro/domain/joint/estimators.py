@@ -1,5 +1,5 @@
 """Server-side estimators of the joint distribution of k attributes from RR-LDP reports
-(specs/rrldp_lremh.md §4).
+(docs/papers/lremh.md §4).
 
 Inputs are the reports' bit blocks of the k attributes of S (``blocks``: a list of (N, |Ω_j|) 0/1
 arrays) and the per-bit channel (q*, p*). Joints are flat float64 arrays over Ω_S in C order

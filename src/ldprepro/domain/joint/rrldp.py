@@ -1,4 +1,4 @@
-"""RR-LDP user side (specs/rrldp_lremh.md §2, paper 004 Algorithm 1) and its privacy (§3).
+"""RR-LDP user side (docs/papers/lremh.md §2, paper 004 Algorithm 1) and its privacy (§3).
 
 Each user's record (d integer codes, attribute j in {0..|Ω_j|-1}) is one-hot encoded per attribute;
 the strings are concatenated (length Σ_j |Ω_j|: 32 for NLTCS, 196 for Adult); every bit then goes
@@ -107,7 +107,7 @@ class RRLDP:
 
 
 def privacy_report(f: float, p: float, q: float, d: int) -> str:
-    """Labelled privacy of RR-LDP for records of d attributes (spec §3 and acceptance test 7)."""
+    """Labelled privacy of RR-LDP for records of d attributes (docs/papers/lremh.md §3 and acceptance test 7)."""
     pr = rappor_privacy(f, p, q, d)
     return (
         f"RR-LDP f={f:g}, p={p:g}, q={q:g}, d={d}: q*={pr['q_star']:.4f}, p*={pr['p_star']:.4f}; "
@@ -119,7 +119,7 @@ def privacy_report(f: float, p: float, q: float, d: int) -> str:
     )
 
 
-# --- exact record-level privacy loss (the check of Theorems 1-2, spec §3) -------------------------
+# --- exact record-level privacy loss (the check of Theorems 1-2, docs/papers/lremh.md §3) -------------------------
 def _bit_channel_loss(one: float, zero: float) -> tuple[float, float]:
     """Largest log-likelihood ratio one bit can contribute, for a bit that is 1 in x and 0 in x'
     (max over the reported bit of ln P(t|1)/P(t|0)) and for a bit that is 0 in x and 1 in x'."""

@@ -1,7 +1,7 @@
 """Laplace, Duchi et al. (1-D) and Harmony.
 
-References: Zhao et al. 2021 (paper 002) §1–2.1 of ``shared/specs/zhao2021_numeric_mechanisms.md``;
-Harmony: Nguyên et al., arXiv 1606.05053, Alg. 1 (``shared/specs/hiera.md`` §2).
+References: Zhao et al. 2021 (paper 002) §1–2.1 of docs/papers/ldpfl.md;
+Harmony: Nguyên et al., arXiv 1606.05053, Alg. 1 (docs/papers/hiera.md §2).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def _duchi_g(eps: float) -> tuple[float, float, float]:
 class Duchi(_BinaryOutput):
     """Duchi et al. 1-D: outputs ±C_D, C_D = (e^ε+1)/(e^ε−1), P(+C_D|t) = ½ + (e^ε−1)t/(2(e^ε+1)).
 
-    Spec §2.1. Worst-case variance C_D² at t = 0.
+    Docs/papers/ldpfl.md §2.1. Worst-case variance C_D² at t = 0.
     """
 
     name = "duchi"

@@ -1,6 +1,6 @@
 """DCT: the "classified transformation" perturbation of paper 003 (Zhu, Wang, Sun), Algorithm 3.
 
-Spec: ``shared/specs/dct.md``. Implemented exactly as written, with distance parameter α
+Spec: docs/papers/dct.md. Implemented exactly as written, with distance parameter α
 (paper: α = 5): d = 1/(α·ε), m = d/2,
 
 1. draw a category bit b ~ Bernoulli(½), independently of the input v (Alg. 3 lines 1-6);
@@ -9,7 +9,7 @@ Spec: ``shared/specs/dct.md``. Implemented exactly as written, with distance par
 3. b = 1 → output uniform on the inner segment [v−m, v+m]; b = 0 → uniform on the outer
    segments [v−d, v−m) ∪ (v+m, v+d].
 
-What it really is (spec §2, verified by the tests): the bit is ½/½ before and after step 2, so the
+What it really is (docs/papers/dct.md §2, verified by the tests): the bit is ½/½ before and after step 2, so the
 output is exactly v + Uniform[−d, d]: unbiased, Var = d²/3 = 1/(3α²ε²) for every v. The support
 moves with v, so the density ratio between two inputs is unbounded: **DCT is not ε-LDP for any
 ε** and the paper's Lemma 1 does not hold. ``pdf`` exposes that behaviour to the privacy audit.

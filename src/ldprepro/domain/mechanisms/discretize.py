@@ -1,13 +1,13 @@
 """Discretisation post-processing (Zhao et al. 2021, Algorithm 5; Eqs. (34)-(35), Lemmas 8-9).
 
-Spec: ``shared/specs/zhao2021_numeric_mechanisms.md`` §10. The continuous output y ∈ [−A, A] is
+Spec: docs/papers/ldpfl.md §10. The continuous output y ∈ [−A, A] is
 rounded at random to the grid {kA/m : k = −m..m} (2m+1 values, spacing h = A/m): with
 k = ⌊y/h⌋, output (k+1)h with probability y/h − k, else kh. Then E[Z | y] = y, so Z stays
 unbiased, and LDP is preserved (post-processing). The exact pmf is the integral of the
 mechanism's piecewise-constant density against the grid's hat functions.
 
 For hybrids (HM, HM-TP) only the continuous branch is discretised, on that branch's own [−A, A];
-the discrete branch is left as it is [I, spec §10].
+the discrete branch is left as it is [I, docs/papers/ldpfl.md §10].
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hybrid mechanisms: HM (Wang et al. ICDE 2019) and HM-TP (Zhao et al. 2021, Lemmas 10-11).
 
-Spec: ``shared/specs/zhao2021_numeric_mechanisms.md`` §5 (HM) and §9 (HM-TP). Both are mixtures
+Spec: docs/papers/ldpfl.md §5 (HM) and §9 (HM-TP). Both are mixtures
 whose weight does not depend on the input, so they inherit ε-LDP from their components.
 Both weights of each mixture are computed directly (1 − α = e^{−ε/2}; 1 − β from e^{−2ε/3} and
 e^{−ε}), never as 1 minus the other, so the small branch keeps its exact weight at large ε.
@@ -50,7 +50,7 @@ class HM(Mixture):
         self.threshold = threshold
 
     def worst_case_variance(self):
-        # With this α the variance is flat in t (spec §5), so any t gives the worst case; for a
+        # With this α the variance is flat in t (docs/papers/ldpfl.md §5), so any t gives the worst case; for a
         # discretised continuous branch it is not flat, hence the generic maximiser.
         if self.alpha == 0.0 or type(self.components[0]) is PM:
             return float(self.variance(0.0))
@@ -58,7 +58,7 @@ class HM(Mixture):
 
 
 def _pm_sub_constants(eps: float) -> tuple[float, float]:
-    """A1, B1 of spec §9: Var_SUB(t) = A1·t² + B1 (PM-SUB's own cancellation-free constants)."""
+    """A1, B1 of docs/papers/ldpfl.md §9: Var_SUB(t) = A1·t² + B1 (PM-SUB's own cancellation-free constants)."""
     sub = PMSub(eps)
     return sub._k2, sub._v0
 
@@ -78,7 +78,7 @@ HM_TP_EPS1 = _hm_tp_eps1()
 
 
 def hm_tp_beta(eps: float) -> float:
-    """β minimising the worst-case variance of β·PM-SUB + (1−β)·Three-Outputs (spec §9)."""
+    """β minimising the worst-case variance of β·PM-SUB + (1−β)·Three-Outputs (docs/papers/ldpfl.md §9)."""
     return _hm_tp_weights(eps)[0]
 
 
@@ -103,7 +103,7 @@ def _hm_tp_weights(eps: float) -> tuple[float, float]:
 
 
 class HMTP(Mixture):
-    """HM-TP: PM-SUB(t, ε) with probability β, otherwise Three-Outputs(t, ε) (spec §9)."""
+    """HM-TP: PM-SUB(t, ε) with probability β, otherwise Three-Outputs(t, ε) (docs/papers/ldpfl.md §9)."""
 
     def __init__(self, eps: float, continuous_branch: Mechanism | None = None):
         eps = check_mechanism_eps(eps, "hm_tp")

@@ -1,10 +1,10 @@
 """Multidimensional collection of a vector t ∈ [−1, 1]^d under a total budget ε.
 
-- ``SampledMultiDim``: Wang et al. 2019 Alg. 4 / Zhao et al. Alg. 6 (spec §11). Each user samples
+- ``SampledMultiDim``: Wang et al. 2019 Alg. 4 / Zhao et al. Alg. 6 (docs/papers/ldpfl.md §11). Each user samples
   k = max(1, min(d, ⌊ε/2.5⌋)) distinct attributes uniformly, perturbs each with a 1-D mechanism at
   ε/k and reports (d/k)·M(t_j, ε/k) there, 0 elsewhere. Unbiased per coordinate (Lemma 12),
   Var[t*_j] = (d/k)(V_M(t_j; ε/k) + t_j²) − t_j².
-- ``DuchiMultiDim``: Duchi et al.'s mechanism as in Wang et al. Alg. 3 (spec §2.2), with the
+- ``DuchiMultiDim``: Duchi et al.'s mechanism as in Wang et al. Alg. 3 (docs/papers/ldpfl.md §2.2), with the
   exactly unbiased and exactly ε-LDP ½-tie handling by default; ``ties="wang"`` reproduces the
   literal pseudo-code (ties in T−, Wang's even-d constant), which is biased and, for even d, not
   ε-LDP — kept only to reproduce the papers' baseline as run.
@@ -161,7 +161,7 @@ class SampledMultiDim(MultiDimMechanism):
 
 
 def duchi_md_constant(d: int, ties: str = "half") -> float:
-    """C_d of spec §2.2: 2^{d−1}/C(d−1, ⌊(d−1)/2⌋) for ½-ties (any d); Wang's even-d constant
+    """C_d of docs/papers/ldpfl.md §2.2: 2^{d−1}/C(d−1, ⌊(d−1)/2⌋) for ½-ties (any d); Wang's even-d constant
     (2^{d−1} + C(d, d/2)/2)/C(d−1, d/2) for the literal variant."""
     if ties == "wang" and d % 2 == 0:
         return (2 ** (d - 1) + math.comb(d, d // 2) / 2) / math.comb(d - 1, d // 2)
@@ -253,7 +253,7 @@ class DuchiMultiDim(MultiDimMechanism):
 
 
 class LaplaceMultiDim(MultiDimMechanism):
-    """Laplace with budget ε/d on each attribute: scale 2d/ε, variance 8d²/ε² (spec §1)."""
+    """Laplace with budget ε/d on each attribute: scale 2d/ε, variance 8d²/ε² (docs/papers/ldpfl.md §1)."""
 
     name = "laplace"
 

@@ -1,6 +1,6 @@
 """The piecewise framework: PM (Wang et al. ICDE 2019), PM-OPT and PM-SUB (Zhao et al. 2021).
 
-Spec: ``shared/specs/zhao2021_numeric_mechanisms.md`` §3 (the family), §4 (PM), §7 (PM-OPT,
+Spec: docs/papers/ldpfl.md §3 (the family), §4 (PM), §7 (PM-OPT,
 the paper's Eqs. (26)-(32), (58)) and §8 (PM-SUB, Eq. (139)). Notation: a = e^ε and the shape
 parameter τ (the paper's t):
 
@@ -154,7 +154,7 @@ class Piecewise(Mechanism):
 
 
 class PM(Piecewise):
-    """Wang et al.'s Piecewise Mechanism: τ = e^{ε/2} (spec §4). A = (e^{ε/2}+1)/(e^{ε/2}−1)."""
+    """Wang et al.'s Piecewise Mechanism: τ = e^{ε/2} (docs/papers/ldpfl.md §4). A = (e^{ε/2}+1)/(e^{ε/2}−1)."""
 
     name = "pm"
 
@@ -164,7 +164,7 @@ class PM(Piecewise):
 
 
 class PMSub(Piecewise):
-    """PM-SUB (Zhao et al. Alg. 4): τ = e^{ε/3} (spec §8, Eq. (139))."""
+    """PM-SUB (Zhao et al. Alg. 4): τ = e^{ε/3} (docs/papers/ldpfl.md §8, Eq. (139))."""
 
     name = "pm_sub"
 
@@ -174,7 +174,7 @@ class PMSub(Piecewise):
 
 
 def pm_opt_log_tau(eps: float) -> float:
-    """log τ_opt, τ_opt the unique positive root of τ⁴ + 2aτ³ − 2aτ − a² = 0 (Zhao Eq. (58), spec §7).
+    """log τ_opt, τ_opt the unique positive root of τ⁴ + 2aτ³ − 2aτ − a² = 0 (Zhao Eq. (58), docs/papers/ldpfl.md §7).
 
     Solved in the well-conditioned variable s = τ·e^{−ε/3}: dividing the quartic by a² gives
     g(s) = c·s⁴ + 2s³ − 2c·s − 1 = 0 with c = e^{−2ε/3} ∈ (0, 1). On [3/4, 1],
@@ -203,7 +203,7 @@ def pm_opt_tau(eps: float) -> float:
 
 class PMOpt(Piecewise):
     """PM-OPT (Zhao et al. Alg. 3): the piecewise mechanism with the τ minimising the worst-case
-    variance V_pw(1; τ) (spec §7)."""
+    variance V_pw(1; τ) (docs/papers/ldpfl.md §7)."""
 
     name = "pm_opt"
 

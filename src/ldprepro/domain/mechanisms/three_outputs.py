@@ -1,6 +1,6 @@
 """Three-Outputs (Zhao et al. 2021, Algorithm 2; Eqs. (2)-(8), Lemmas 1-5).
 
-Spec: ``shared/specs/zhao2021_numeric_mechanisms.md`` §6. Output t* ∈ {−C, 0, C}, a = e^ε:
+Spec: docs/papers/ldpfl.md §6. Output t* ∈ {−C, 0, C}, a = e^ε:
 
 - P(0 | t)  = P00·(1 − (1 − e^{−ε})|t|)
 - P(±C | t) = (1 − P(0|t))/2 ± t/(2C)
@@ -30,7 +30,7 @@ EPS_P00_CAP = math.log((3.0 + math.sqrt(65.0)) / 2.0)
 
 
 def optimal_p00(eps: float) -> float:
-    """The optimal P_{0←0} of Eq. (5) (trigonometric closed form of the cubic, spec §6)."""
+    """The optimal P_{0←0} of Eq. (5) (trigonometric closed form of the cubic, docs/papers/ldpfl.md §6)."""
     return _p00_and_complement(eps)[0]
 
 

@@ -44,7 +44,7 @@ NO_BIN = -1
 
 def salary_positions(df: pd.DataFrame, card: dict, column: str, max_users: int | None = None) -> np.ndarray:
     """(x − v_min)/(v_max − v_min) of the salary column, with v_min, v_max the card's domain (the
-    data's min and max, spec §8.1)."""
+    data's min and max, docs/papers/bshp.md §8.1)."""
     cols = {c["name"]: c for c in card.get("columns", [])}
     if column not in cols or cols[column].get("type") != "numeric":
         raise ValueError(
