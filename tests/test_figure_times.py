@@ -1,4 +1,4 @@
-"""benchmarks/figure_times.py: per-figure sums of the jobs' benchmark files and the floor arithmetic."""
+"""timing/figure_times.py: per-figure sums of the jobs' benchmark files and the floor arithmetic."""
 
 import importlib.util
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-spec = importlib.util.spec_from_file_location("figure_times", Path(__file__).parents[1] / "benchmarks/figure_times.py")
+spec = importlib.util.spec_from_file_location("figure_times", Path(__file__).parents[1] / "timing/figure_times.py")
 ft = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ft)
 
@@ -120,7 +120,7 @@ def test_before_may_be_an_earlier_figure_times_json(run, tmp_path):
 
 def test_readme_performance_block_is_generated_from_the_json(tmp_path):
     spec_rb = importlib.util.spec_from_file_location(
-        "readme_block", Path(__file__).parents[1] / "benchmarks/readme_block.py"
+        "readme_block", Path(__file__).parents[1] / "timing/readme_block.py"
     )
     rb = importlib.util.module_from_spec(spec_rb)
     spec_rb.loader.exec_module(rb)
@@ -253,7 +253,7 @@ def test_every_job_logs_its_own_resources_at_exit(tmp_path):
 def test_ipums_projection_scales_only_the_ipums_panels():
     """Jobs on IPUMS panels ran on a fraction of the users and are scaled up; the figures' other
     panels (synthetic families, Vehicle) ran at their paper size and are not."""
-    spec = importlib.util.spec_from_file_location("ipums_run", Path(__file__).parents[1] / "benchmarks/ipums_run.py")
+    spec = importlib.util.spec_from_file_location("ipums_run", Path(__file__).parents[1] / "timing/ipums_run.py")
     run = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run)
     assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=True) == pytest.approx(2.0 + 10.0 / 0.05)
@@ -262,7 +262,7 @@ def test_ipums_projection_scales_only_the_ipums_panels():
 
 
 def _load_benchmark_module(name):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / f"benchmarks/{name}.py")
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / f"timing/{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

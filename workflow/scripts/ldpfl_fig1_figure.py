@@ -1,5 +1,9 @@
 """Aggregate Zhao et al. Fig. 1, judge the paper's claims and draw the figure."""
 
+from ldprepro.pipeline.jobsetup import done, start
+
+start(snakemake)  # the job's log, warnings and threads, before the heavy imports
+
 from ldprepro.papers.ldpfl.mechanism_figures import figure_claims, plot_fig1
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import aggregate, read_results
@@ -10,3 +14,4 @@ write_parquet(summary, snakemake.output.summary)
 claims = figure_claims(raw, "fig1")
 write_parquet(claims, snakemake.output.claims)
 plot_fig1(summary, snakemake.output.png, snakemake.output.svg, claims=claims)
+done("ldpfl_fig1_figure: " + ", ".join(map(str, snakemake.output)))

@@ -110,7 +110,7 @@ def progress(message: str, *args) -> None:
 
 #: The prefix of the last line of every job log: the job's own CPU time, wall time and peak RSS.
 #: Snakemake's ``benchmark:`` files sample CPU time every 0.5 s for 15 s, then every 30 s, so a
-#: job's last sample can miss up to 30 s of its CPU; benchmarks/figure_times.py reads this line.
+#: job's last sample can miss up to 30 s of its CPU; timing/figure_times.py reads this line.
 RESOURCES = "resources:"
 
 

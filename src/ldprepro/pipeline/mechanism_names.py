@@ -26,7 +26,7 @@ NON_PRIVATE = "non_private"
 #: what the graded collector runs (``collector: graded``; ``domain.graded_sgd.GRADED_SGD_MECHANISMS``)
 GRADED_SGD = ("hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level")
 #: the sections whose `figN` entries with `kind: mean | sgd` are experiment figures
-#: (workflow/rules/figures.smk); `experiments` (a user's own) and each paper under `papers` too,
+#: (workflow/rules/experiments.smk); `experiments` (a user's own) and each paper under `papers` too,
 #: where the configuration has them
 EXPERIMENT_PAPERS = ("hiera", "ldpfl", "dct", "experiments")
 

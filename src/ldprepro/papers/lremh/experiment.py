@@ -38,7 +38,7 @@ TIME_METRICS = ("time_s", "time_ratio_to_lremh")
 
 
 # ------------------------------------------------------------------------------------------------
-# configuration helpers (used by workflow/rules/joint.smk)
+# configuration helpers (used by workflow/rules/lremh.smk)
 # ------------------------------------------------------------------------------------------------
 
 

@@ -54,10 +54,9 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
             **res("render"),
         params:
             fig=LDPFL_FIG1,
-            script="ldpfl_fig1_figure.py",
             code=code("ldpfl_fig1_figure.py"),
         script:
-            "../scripts/render.py"
+            "../scripts/ldpfl_fig1_figure.py"
 
 
 if "ldpfl" in config and "fig4" in config["ldpfl"]:

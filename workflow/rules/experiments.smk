@@ -49,9 +49,9 @@ rule figure_job:
         fig=lambda w: compute_params({k: v for k, v in MEAN_FIGURES[(w.paper, w.figure)].items() if k != "panels"}),
         panel=lambda w: compute_params(figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset)),
         seed=config["seed"],
-        code=code("figure_job.py"),
+        code=code("experiment_job.py"),
     script:
-        "../scripts/figure_job.py"
+        "../scripts/experiment_job.py"
 
 
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
@@ -86,10 +86,9 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             unavailable={
                 p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"] if p["dataset"] in UNAVAILABLE
             },
-            script="figure_panels.py",
-            code=code("figure_panels.py"),
+            code=code("experiment_figure.py"),
         script:
-            "../scripts/render.py"
+            "../scripts/experiment_figure.py"
 
 
 FIGURES_MEAN = ["figures/ldpfl/fig1.png", "figures/ldpfl/fig4.png"] + [

@@ -37,9 +37,9 @@ rule bshp_job:
         fig=lambda w: compute_params({k: v for k, v in BSHP_FIGURES[w.figure].items() if k != "cities"}),
         protocol=compute_params(BSHP.get("protocol", {})),
         seed=config["seed"],
-        code=code("histogram_job.py"),
+        code=code("bshp_job.py"),
     script:
-        "../scripts/histogram_job.py"
+        "../scripts/bshp_job.py"
 
 
 for _fig, _entry in BSHP_FIGURES.items():
@@ -79,10 +79,9 @@ for _fig, _entry in BSHP_FIGURES.items():
                 for c in BSHP_CITIES[_fig].values()
                 if c["dataset"] in BSHP_UNAVAILABLE
             },
-            script="histogram_figure.py",
-            code=code("histogram_figure.py"),
+            code=code("bshp_figure.py"),
         script:
-            "../scripts/render.py"
+            "../scripts/bshp_figure.py"
 
 
 localrules:

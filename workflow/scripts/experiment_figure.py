@@ -3,6 +3,10 @@
 The curve is drawn from the paper's repetitions (``reps``); the claims are tested on every
 repetition run (``test_reps`` adds ours, for power)."""
 
+from ldprepro.pipeline.jobsetup import done, start
+
+start(snakemake)  # the job's log, warnings and threads, before the heavy imports
+
 from ldprepro.experiments.mean_figures import plot_mean_figure
 from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
@@ -25,3 +29,4 @@ plot_mean_figure(
     snakemake.output.svg,
     claims=claims,
 )
+done("experiment_figure: " + ", ".join(map(str, snakemake.output)))

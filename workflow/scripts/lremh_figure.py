@@ -1,5 +1,9 @@
 """Aggregate one paper-004 figure, judge the paper's claims (ldprepro.papers.lremh.claims), draw it (one panel per f)."""
 
+from ldprepro.pipeline.jobsetup import done, start
+
+start(snakemake)  # the job's log, warnings and threads, before the heavy imports
+
 from ldprepro.domain.frequency import rappor_privacy
 from ldprepro.papers.lremh.claims import figure_claims
 from ldprepro.papers.lremh.experiment import plot_figure
@@ -44,3 +48,4 @@ plot_figure(
     f_values=[float(f) for f in exp["f"]],
     privacy=privacy,
 )
+done("lremh_figure: " + ", ".join(map(str, snakemake.output)))

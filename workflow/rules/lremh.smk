@@ -43,9 +43,9 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
         params:
             exp=compute_params(_exp),  # no title: a title edit reruns only the figures
             seed=config["seed"],
-            code=code("joint_job.py"),
+            code=code("lremh_job.py"),
         script:
-            "../scripts/joint_job.py"
+            "../scripts/lremh_job.py"
 
 
 for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
@@ -79,10 +79,9 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             kind=_kind,
             exp=_exp,
             unavailable=_missing,
-            script="joint_figure.py",
-            code=code("joint_figure.py"),
+            code=code("lremh_figure.py"),
         script:
-            "../scripts/render.py"
+            "../scripts/lremh_figure.py"
 
 
 localrules:

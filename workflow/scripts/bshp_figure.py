@@ -3,6 +3,10 @@
 The summary (and so the plotted curves) uses the paper's T repetitions only; the claims are
 decided on every repetition, the extra ones run for the tests (``claim_reps``) included."""
 
+from ldprepro.pipeline.jobsetup import done, start
+
+start(snakemake)  # the job's log, warnings and threads, before the heavy imports
+
 import json
 from pathlib import Path
 
@@ -36,3 +40,4 @@ plot(
     snakemake.output.svg,
     claims=figure_claims(claims),
 )
+done("bshp_figure: " + ", ".join(map(str, snakemake.output)))
