@@ -163,3 +163,6 @@ def test_the_figure_says_how_many_repetitions_its_curves_and_its_verdicts_use():
     note = repetitions_note(summary, pd.DataFrame({"n_reps": [16000, pd.NA]}))
     assert note == "mean of 20 repetitions (verdicts on up to 16,000)"
     assert repetitions_note(pd.DataFrame({"n": [3, 5]}), None) == "mean of 3–5 repetitions"
+    # a figure whose only row is not testable (no claim declared): no repetition count to add
+    untested = pd.DataFrame({"n_reps": pd.array([pd.NA], dtype="Int64")})
+    assert repetitions_note(summary, untested) == "mean of 20 repetitions"

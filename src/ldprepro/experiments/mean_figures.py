@@ -224,11 +224,11 @@ def repetitions_note(summary: pd.DataFrame, claims: pd.DataFrame | None) -> str:
         return "measured mean"
     lo, hi = int(measured["n"].min()), int(measured["n"].max())
     shown = f"mean of {lo:,}" + (f"–{hi:,}" if hi != lo else "") + " repetitions"
-    tested = None
-    if claims is not None and len(claims) and "n_reps" in claims:
-        tested = pd.to_numeric(claims["n_reps"], errors="coerce").max()
-    if tested is not None and tested == tested and int(tested) > hi:
-        shown += f" (verdicts on up to {int(tested):,})"
+    tested = pd.Series(dtype=float)
+    if claims is not None and "n_reps" in claims:
+        tested = pd.to_numeric(claims["n_reps"], errors="coerce").dropna()
+    if len(tested) and int(tested.max()) > hi:
+        shown += f" (verdicts on up to {int(tested.max()):,})"
     return shown
 
 
