@@ -81,6 +81,19 @@ class Results:
     def claim(self, text: str, scope: str, kind: str, **kw) -> Claim:
         return Claim(self.paper, self.figure, text, scope, kind, data_role=self.role, **kw)
 
+    def exact_claim(self, decl: dict, points: list, evidence: str, scope: str | None = None) -> Claim:
+        """A declared claim decided by exact computation from the closed forms: about the paper's
+        mechanisms or theorems, so its data role is ``paper`` whatever panel role asked for it."""
+        return Claim(
+            self.paper,
+            self.figure,
+            decl["claim"],
+            decl["scope"] if scope is None else scope,
+            "closed-form",
+            points=points,
+            evidence=evidence,
+        )
+
 
 def paired(a: pd.Series, b: pd.Series, label: str, log: bool, claim_a_lower: bool = True):
     """Paired comparison on the common repetitions: the ratio of the mean errors (``log``: MSE/MAE,

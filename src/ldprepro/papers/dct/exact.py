@@ -30,14 +30,10 @@ def dct_is_ldp(res: Results, decl: dict) -> list[Claim]:
         note=f"pdf({y:g} | v=−1) = {lo:g}, pdf({y:g} | v=1) = {hi:g}: unbounded likelihood ratio",
     )
     return [
-        Claim(
-            res.paper,
-            res.figure,
-            decl["claim"],
-            decl["scope"],
-            "closed-form",
-            points=[pt],
-            evidence="the output is v + Uniform[−d, d]; its support moves with v, so no ε bounds the ratio. "
+        res.exact_claim(
+            decl,
+            [pt],
+            "the output is v + Uniform[−d, d]; its support moves with v, so no ε bounds the ratio. "
             "DCT's accuracy advantage is bought by not being private",
         )
     ]
@@ -63,14 +59,10 @@ def dct_variance_formula(res: Results, decl: dict) -> list[Claim]:
             )
         )
     return [
-        Claim(
-            res.paper,
-            res.figure,
-            decl["claim"],
-            decl["scope"],
-            "closed-form",
-            points=pts,
-            evidence=f"the exact variance is d²/3 = 1/(75ε²) for every v; the printed formula depends on v "
+        res.exact_claim(
+            decl,
+            pts,
+            f"the exact variance is d²/3 = 1/(75ε²) for every v; the printed formula depends on v "
             f"(largest relative error {worst:.3g})",
         )
     ]

@@ -53,18 +53,14 @@ def lhp_graded_ldp(res: Results, decl: dict) -> list[Claim]:
     claimed = np.maximum.outer(levels.eps, levels.eps)
     bad = loss > claimed + 1e-9
     return [
-        Claim(
-            res.paper,
-            res.figure,
-            decl["claim"],
-            decl["scope"],
-            "closed-form",
-            points=[
+        res.exact_claim(
+            decl,
+            [
                 exact_point(f"levels ({i + 1}, {j + 1})", not bad[i, j], effect=float(loss[i, j]))
                 for i in range(levels.k)
                 for j in range(levels.k)
             ],
-            evidence=f"exact LHP pmf: worst-case log-ratio {loss.max():.2f} against the claimed max "
+            f"exact LHP pmf: worst-case log-ratio {loss.max():.2f} against the claimed max "
             f"{claimed.max():g}; exceeded in {int(bad.sum())} of {bad.size} level pairs",
         )
     ]
@@ -76,14 +72,10 @@ def graded_laplace_is_ldp(res: Results, decl: dict) -> list[Claim]:
     gl = GradedLaplace(levels)
     ratio = float(gl.log_ratio(np.array([50.0]), np.array([1.0]), np.array([-1.0]))[0])
     return [
-        Claim(
-            res.paper,
-            res.figure,
-            decl["claim"],
-            decl["scope"],
-            "closed-form",
-            points=[exact_point("y = 50, v = 1 vs v = −1", abs(ratio) <= levels.eps.max(), effect=abs(ratio))],
-            evidence=f"the Laplace scale depends on the input's level, so the log density ratio grows without "
+        res.exact_claim(
+            decl,
+            [exact_point("y = 50, v = 1 vs v = −1", abs(ratio) <= levels.eps.max(), effect=abs(ratio))],
+            f"the Laplace scale depends on the input's level, so the log density ratio grows without "
             f"bound in |y| ({abs(ratio):.3g} at y = 50): not LDP for any ε",
         )
     ]
@@ -102,14 +94,10 @@ def hiera_unbiased_as_printed(res: Results, decl: dict) -> list[Claim]:
             bias = hiera_expected_estimate(v, levels, mu, "printed") - float(v.mean())
             pts.append(exact_point(f"{name}, μ={mu}", abs(bias) < 1e-9, effect=bias, note=f"large-n bias {bias:+.4f}"))
     return [
-        Claim(
-            res.paper,
-            res.figure,
-            decl["claim"],
-            decl["scope"],
-            "closed-form",
-            points=pts,
-            evidence="exact large-n expectation of m* (ratio of expectations); the intended reading "
+        res.exact_claim(
+            decl,
+            pts,
+            "exact large-n expectation of m* (ratio of expectations); the intended reading "
             "(every user's data μ times) is unbiased, the printed one is not",
         )
     ]
