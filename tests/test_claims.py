@@ -97,3 +97,34 @@ def test_roles_are_judged_apart_and_missing_paper_data_is_not_testable():
     sub = out[out["data_role"] == "substitute"].set_index("kind")
     assert sub.loc["closed-form", "verdict"] == "does not hold"  # exact: the theory MAE rises with μ
     assert sub.loc["trend", "verdict"] in ("inconclusive", "does not hold")
+
+
+def test_the_dispatcher_notes_missing_panels_on_claims_and_on_not_testable_rows_alike():
+    """A declared function may answer with a not-testable row; the dispatcher's missing-panel note
+    and control prefix apply to it as to a decided claim."""
+    from ldprepro.claims.dispatch import claims_for
+
+    rows = []
+    for m in ("pm", "laplace"):
+        rows += _rows("g16", m, 1.0, 1.0 if m == "pm" else 2.0, 50)
+    fig = {"metric": "sq_error", "panels": [{"dataset": "g16"}, {"dataset": "gone"}]}
+    decls = [
+        {
+            "claim": "PM beats Laplace",
+            "scope": "every ε",
+            "test": "outperform",
+            "mechanism": "pm",
+            "against": ["laplace"],
+        },
+        {"claim": "a check that cannot run", "scope": "—", "test": "function", "function": f"{__name__}:_cannot_run"},
+    ]
+    out = claims_for("toy", "fig1", pd.DataFrame(rows), fig, {"gone": "not mirrored"}, decls).set_index("claim")
+    assert "panels not available here: gone" in out.loc["PM beats Laplace", "evidence"]
+    assert out.loc["a check that cannot run", "verdict"] == "not testable"
+    assert "panels not available here: gone" in out.loc["a check that cannot run", "evidence"]
+
+
+def _cannot_run(res, decl):
+    from ldprepro.claims.verdicts import not_testable
+
+    return [not_testable(res.paper, res.figure, decl["claim"], decl["scope"], "range", "a method was not run")]

@@ -51,6 +51,16 @@ def _decide_all(res: Results, declarations: list[dict]) -> list:
     return claims
 
 
+def _amend(claims: list, field: str, change) -> None:
+    """Rewrite one field of every decided claim: a ``Claim`` or an already written row (a function
+    may return a not-testable row for a claim it cannot decide)."""
+    for c in claims:
+        if isinstance(c, dict):
+            c[field] = change(c.get(field) or "")
+        else:
+            setattr(c, field, change(getattr(c, field) or ""))
+
+
 def prepared(raw: pd.DataFrame, relabel: list[dict]) -> pd.DataFrame:
     """The results as the claims read them: ``relabel`` entries (``{mechanism, column, value,
     as}``) give a mechanism run with a distinguishing parameter its own name (HierA unclipped)."""
@@ -123,13 +133,10 @@ def claims_for(
             rr = r if rule is None else r[r["group_rule"] == rule]
             claims = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls)
             if rule not in (None, "paper"):
-                for c in claims:
-                    c.claim = f"(control: {rule} number of groups) " + c.claim
+                _amend(claims, "claim", lambda text, rule=rule: f"(control: {rule} number of groups) " + text)
             if missing:
-                for c in claims:
-                    c.evidence = (
-                        (c.evidence + ". " if c.evidence else "") + "panels not available here: " + ", ".join(missing)
-                    )
+                note = "panels not available here: " + ", ".join(missing)
+                _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)
             rows += claims
         rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
     once = Results(raw, fig, default_role, paper, figure, unavailable)
