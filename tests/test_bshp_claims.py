@@ -21,7 +21,8 @@ from ldprepro.claims.verdicts import (
     paired_point,
     ratio_of_means_point,
 )
-from ldprepro.papers.bshp.claims import DECLARATIONS, judge_figure, paper_repetitions
+from ldprepro.papers import declared_claims
+from ldprepro.papers.bshp.claims import judge_figure, paper_repetitions
 from ldprepro.papers.bshp.runs import BASELINE, run_job
 
 CITIES = {
@@ -84,9 +85,7 @@ def make_raw(fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CI
 
 def _words(figure: str, points: str) -> str:
     """The words of the claim that the figure's declaration computing ``points`` states."""
-    import yaml
-
-    decls = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    decls = declared_claims("bshp", figure)[0]["claims"]
     (decl,) = [d for d in decls if isinstance(d, dict) and d.get("points") == points]
     return decl["claim"]
 

@@ -6,13 +6,12 @@ declaration into claims, the points themselves are computed in ``papers.bshp.poi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from ldprepro.claims import verdicts as V
 from ldprepro.claims.dispatch import claims_for
 from ldprepro.claims.results import Results
+from ldprepro.papers import declared_claims
 from ldprepro.papers.bshp.figure_data import FigureData
 from ldprepro.papers.bshp.points import (
     bandwidth,
@@ -31,7 +30,6 @@ from ldprepro.papers.bshp.points import (
 from ldprepro.papers.bshp.runs import PAPER
 
 THEOREM7 = "BSHP/WSHP satisfy ε'-LDP with ε' = ln(1 + r(e^ε − 1)) < ε (Theorem 7)"
-DECLARATIONS = Path(__file__).with_name("claims.yaml")
 #: The point computations a declaration may name (``points:`` in claims.yaml).
 POINTS = {
     "vs_baseline": vs_baseline,
@@ -144,15 +142,11 @@ def judge_figure(
 ) -> pd.DataFrame:
     """The figure's claims table (verdicts.CLAIM_COLUMNS): its declarations in ``claims.yaml``
     decided by the one dispatcher, a panel per city, Holm across its claims."""
-    import yaml
-
     FigureData(raw, fig, figure, cities, unavailable, tuple(folds))  # the pairing checks, on every result
     panels = [{"dataset": cities[c]["dataset"], "data_role": cities[c]["data_role"]} for c in fig["cities"]]
-    spec = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    spec, where = declared_claims(PAPER, figure)
     dispatched = {**fig, "panels": panels, "city_entries": cities, "folds": list(folds)}
-    return claims_for(
-        PAPER, figure, raw, dispatched, unavailable, spec, f"src/ldprepro/papers/bshp/claims.yaml [{figure}]"
-    )
+    return claims_for(PAPER, figure, raw, dispatched, unavailable, spec, where)
 
 
 def figure_claims(table: pd.DataFrame, width: int = 160) -> list[dict]:

@@ -14,8 +14,6 @@ dispatcher; the functions here compute them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -26,7 +24,6 @@ from ldprepro.pipeline.results import eps_ranges
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "ldpfl"
-DECLARATIONS = Path(__file__).with_name("claims.yaml")
 
 
 def worst_input(mech) -> float:
@@ -147,13 +144,11 @@ def monte_carlo_agrees(res: Results, decl: dict) -> list:
 def figure_claims(raw: pd.DataFrame, figure: str, fig: dict | None = None) -> pd.DataFrame:
     """Fig. 1's or Fig. 4's claims table: the declarations of ``claims.yaml`` [figure] decided by the
     one dispatcher on the figure's rows (``analytic`` and ``monte_carlo`` panels)."""
-    import yaml
-
     from ldprepro.claims.dispatch import claims_for
+    from ldprepro.papers import declared_claims
 
-    spec = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    spec, where = declared_claims(PAPER, figure)
     panels = [{"dataset": "analytic"}, {"dataset": "monte_carlo"}]
-    where = f"src/ldprepro/papers/ldpfl/claims.yaml [{figure}]"
     return claims_for(PAPER, figure, raw, {**(fig or {}), "panels": panels}, {}, spec, where)
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,6 +39,7 @@ from ldprepro.claims.results import Results
 from ldprepro.claims.verdicts import Claim, exact_point, not_testable, paired_point, trend_point
 from ldprepro.domain.frequency import rappor_channel, rappor_privacy
 from ldprepro.domain.joint.rrldp import record_loss
+from ldprepro.papers import declared_claims
 
 PAPER = "lremh"
 #: (EM, LREMH, how the EM stops, claim suffix)
@@ -102,7 +102,6 @@ DATASET_LABELS = {
     "adult": "Adult (10 % sample, as the paper)",
     "adult_lopub": "Adult (10 % sample, as the paper)",
 }
-DECLARATIONS = Path(__file__).with_name("claims.yaml")
 
 
 def _setting(res: Results) -> tuple[str, int]:
@@ -437,8 +436,6 @@ def figure_claims(
 ) -> pd.DataFrame:
     """The claims table of one paper-004 figure: its declarations in ``claims.yaml`` decided by the
     one dispatcher; ``attributes`` is the record size d the jobs coded (the theory rows)."""
-    import yaml
-
-    spec = yaml.safe_load(DECLARATIONS.read_text(encoding="utf-8"))[figure]
+    spec, where = declared_claims(PAPER, figure)
     fig = {**exp, "panels": [{"dataset": exp["dataset"]}], "attributes": attributes}
-    return claims_for(PAPER, figure, raw, fig, unavailable, spec, f"src/ldprepro/papers/lremh/claims.yaml [{figure}]")
+    return claims_for(PAPER, figure, raw, fig, unavailable, spec, where)
