@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ldprepro.claims.points import law_tie
 from ldprepro.claims.verdicts import CLAIM_COLUMNS
@@ -128,3 +129,33 @@ def _cannot_run(res, decl):
     from ldprepro.claims.verdicts import not_testable
 
     return [not_testable(res.paper, res.figure, decl["claim"], decl["scope"], "range", "a method was not run")]
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            {"claim": "c", "scope": "s"},
+            r"config.yaml x.fig1.claims\[0\]: a claim declaration needs 'claim', 'scope' and 'test'",
+        ),
+        ({"claim": "c", "scope": "s", "test": "beats"}, r"\[0\] \('c'\): unknown test 'beats'; known: outperform"),
+        (
+            {"claim": "c", "scope": "s", "test": "outperform", "mechanism": "pm", "against": ["hm"], "margin": 2},
+            r"unknown keys \['margin'\] for test 'outperform'",
+        ),
+        (
+            {"claim": "c", "scope": "s", "test": "outperform", "mechanism": "pm"},
+            r"test 'outperform' needs \['against'\]",
+        ),
+        (
+            {"claim": "c", "scope": "s", "test": "outperform", "mechanism": "pm", "against": ["hm"], "eps": "large"},
+            r"\('c'\): eps scope 'large': use smallest, lowest_third or \{min, max, below\}",
+        ),
+        ({"claim": "c", "scope": "s", "test": "function", "function": "nowhere"}, r"write it as 'package.module:name'"),
+    ],
+)
+def test_a_bad_declaration_is_refused_naming_where_it_was_declared(bad, message):
+    from ldprepro.claims.declarations import DeclarationError, validate
+
+    with pytest.raises(DeclarationError, match=message):
+        validate([bad], "config.yaml x.fig1.claims")

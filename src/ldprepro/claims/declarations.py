@@ -113,6 +113,11 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
         missing = REQUIRED[test] - set(decl) - set(decl.get("for_each") or {})
         if missing:
             raise DeclarationError(f"{at} ({decl['claim']!r}): test {test!r} needs {sorted(missing)}")
+        if "eps" in decl and test != "function":
+            try:
+                eps_filter(decl["eps"], [])
+            except DeclarationError as exc:
+                raise DeclarationError(f"{at} ({decl['claim']!r}): {exc}") from None
         if test == "function":
             if ":" not in str(decl["function"]):
                 raise DeclarationError(f"{at}: function {decl['function']!r}: write it as 'package.module:name'")
