@@ -107,11 +107,9 @@ def claims_for(
             )
         )
     roles: dict[str, list[str]] = {}
-    for p in fig.get("panels", []):
+    for p in fig.get("panels", []) if data_decls or role_decls else []:
         roles.setdefault(panel_role(p, default_role), []).append(p["dataset"])
     for role, datasets in roles.items():
-        if not decls or not (data_decls or role_decls):
-            break
         r = raw[raw["dataset"].isin(datasets)] if len(raw) else raw
         missing = [d for d in datasets if d in unavailable]
         if r.empty:

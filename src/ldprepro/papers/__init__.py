@@ -22,25 +22,37 @@ def paper_dir(paper: str) -> Path:
     return PAPERS_DIR / paper
 
 
-def declared_claims(paper: str, figure: str, entry: dict | None = None) -> tuple[dict, str]:
+def paper_section(paper: str, figure: str) -> dict | None:
+    """The figure's section of its paper folder's ``claims.yaml`` as ``{relabel, claims}``, or
+    None when the paper has no folder or does not declare the figure."""
+    path = paper_dir(paper) / "claims.yaml"
+    if not path.is_file():
+        return None
+    try:
+        section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get(figure)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML ({exc}); fix the file") from exc
+    if isinstance(section, list):
+        section = {"claims": section}
+    return section or None
+
+
+def declared_claims(
+    paper: str, figure: str, entry: dict | None = None, section: dict | None = None
+) -> tuple[dict, str]:
     """({relabel, claims}, where they were declared) for one figure: the paper folder's
-    ``claims.yaml`` section for the figure, plus the config entry's own ``claims:``."""
+    ``claims.yaml`` section for the figure (``section``, read here unless given), plus the config
+    entry's own ``claims:``."""
     from ldprepro.claims.declarations import validate
 
-    path = paper_dir(paper) / "claims.yaml"
+    section = paper_section(paper, figure) if section is None else section
     spec: dict = {"relabel": [], "claims": []}
     where = []
-    if path.is_file():
-        try:
-            section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get(figure)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML ({exc}); fix the file") from exc
-        if isinstance(section, list):
-            section = {"claims": section}
-        if section:
-            spec["relabel"] += section.get("relabel", [])
-            spec["claims"] += section.get("claims", [])
-            where.append(f"{path.relative_to(PAPERS_DIR.parents[1])} [{figure}]")
+    if section:
+        spec["relabel"] += section.get("relabel", [])
+        spec["claims"] += section.get("claims", [])
+        path = paper_dir(paper) / "claims.yaml"
+        where.append(f"{path.relative_to(PAPERS_DIR.parents[1])} [{figure}]")
     own = (entry or {}).get("claims")
     if own:
         validate(own, f"config.yaml {paper}.{figure}.claims")
@@ -49,16 +61,12 @@ def declared_claims(paper: str, figure: str, entry: dict | None = None) -> tuple
     return spec, " + ".join(where) or f"{paper}.{figure}"
 
 
-def default_role(paper: str, figure: str) -> str:
+def default_role(paper: str, figure: str, section: dict | None) -> str:
     """The data role of a figure's panels unless a panel says otherwise: ``user`` for your own
     experiments (under ``experiments:``, or a figure added under one of the five papers' keys that
-    the paper's folder does not declare), ``paper`` for a paper's figures."""
-    if paper == "experiments":
+    the paper's folder does not declare: ``section`` None), ``paper`` for a paper's figures."""
+    if paper == "experiments" or (paper in PAPER_KEYS and section is None):
         return "user"
-    if paper in PAPER_KEYS:
-        path = paper_dir(paper) / "claims.yaml"
-        declared = yaml.safe_load(path.read_text(encoding="utf-8")) or {} if path.is_file() else {}
-        return "paper" if figure in declared else "user"
     return "paper"
 
 
@@ -67,7 +75,7 @@ def decide_figure(paper: str, figure: str, raw, fig: dict, unavailable: dict | N
     dispatcher (``ldprepro.claims.dispatch.claims_for``) on the per-repetition results ``raw``."""
     from ldprepro.claims.dispatch import claims_for
 
-    declarations, where = declared_claims(paper, figure, fig)
-    return claims_for(
-        paper, figure, raw, fig, unavailable, declarations, where, default_role=default_role(paper, figure)
-    )
+    section = paper_section(paper, figure)
+    declarations, where = declared_claims(paper, figure, fig, section)
+    role = default_role(paper, figure, section)
+    return claims_for(paper, figure, raw, fig, unavailable, declarations, where, default_role=role)

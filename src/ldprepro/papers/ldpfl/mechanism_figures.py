@@ -17,9 +17,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ldprepro.claims.dispatch import claims_for
 from ldprepro.claims.results import Results
 from ldprepro.claims.verdicts import Claim, equivalence_point, exact_point, proportion_equivalence_point
 from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.papers import declared_claims
 from ldprepro.pipeline.results import eps_ranges
 from ldprepro.pipeline.seeding import rng_for
 
@@ -144,9 +146,6 @@ def monte_carlo_agrees(res: Results, decl: dict) -> list:
 def figure_claims(raw: pd.DataFrame, figure: str, fig: dict | None = None) -> pd.DataFrame:
     """Fig. 1's or Fig. 4's claims table: the declarations of ``claims.yaml`` [figure] decided by the
     one dispatcher on the figure's rows (``analytic`` and ``monte_carlo`` panels)."""
-    from ldprepro.claims.dispatch import claims_for
-    from ldprepro.papers import declared_claims
-
     spec, where = declared_claims(PAPER, figure)
     panels = [{"dataset": "analytic"}, {"dataset": "monte_carlo"}]
     return claims_for(PAPER, figure, raw, {**(fig or {}), "panels": panels}, {}, spec, where)
