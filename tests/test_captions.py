@@ -33,6 +33,8 @@ def test_every_claim_gets_a_verdict_line_with_its_test():
             ci_high=0.9,
             p_value=1e-4,
             p_holm=3e-4,
+            ci_level=0.95,
+            p_sides=2,
             n_reps=400,
         ),
         dict(claim="C is unbiased", verdict="does not hold", test="exact computation", effect=-0.04),
@@ -64,7 +66,7 @@ def test_every_claim_gets_a_verdict_line_with_its_test():
     html = render(figure_caption("Fig. 1: MSE vs ε", "The paper claims A beats B.", c, {}, {}))
     assert html.count("Verdict: <strong>") == 5
     assert "<strong>Fig. 1: MSE vs ε</strong>" in html and "The paper claims A beats B." in html
-    assert "ratio of means: 0.8 [0.7, 0.9], p = 0.0001, Holm-adjusted 0.0003, n = 400" in html
+    assert "ratio of means: 0.8 [0.7, 0.9] (95 %), p = 0.0001 two-sided (Holm 0.0003), n = 400" in html
     assert "exact computation: -0.04." in html  # exact: no p-value
     assert "our stand-in data: does not count as reproducing the paper" in html
     assert "<strong>not testable</strong> — F (every ε). needs the IPUMS extract" in html

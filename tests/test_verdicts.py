@@ -99,28 +99,111 @@ def test_underpowered_comparison_is_inconclusive_with_mde():
     assert "Minimal detectable effect" in row["evidence"]
 
 
-def test_holm_across_claims_of_a_figure():
+def _point_at_p(target: float, label: str = "pt", against: bool = False, n: int = 5):
+    """A paired difference point whose t-test p is exactly ``target`` (in the claim's favour: A lower)."""
+    from scipy import stats
+
+    t_needed = stats.t.isf(target / 2, n - 1)
+    d = np.linspace(-1.0, 1.0, n)
+    d = d / d.std(ddof=1) + (t_needed / math.sqrt(n)) * (1 if against else -1)
+    b = np.ones(n)
+    return paired_point(b + d, b, label, log=False)
+
+
+def test_holm_values():
     assert np.allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
     assert np.isnan(holm([np.nan, 0.01])[0])
-    # three claims each significant alone (p ≈ 0.02-0.04) but not after Holm: all inconclusive
-    rows = []
-    for target in (0.02, 0.03, 0.04):
-        d = np.array([-1.0, -1.2, -0.8, -1.1, -0.9])
-        # scale the differences' mean to reach the target p with the t-test
-        from scipy import stats
-
-        t_needed = stats.t.isf(target / 2, 4)
-        d = d - d.mean()
-        d = d / d.std(ddof=1) + (-t_needed / math.sqrt(5))
-        b = np.ones(5)
-        rows.append(_claim([paired_point(b + d, b, "pt", log=False)]))
-    out = judge(rows)
-    assert (out["p_value"] < ALPHA).all()
-    assert (out["p_holm"] >= ALPHA).all()
-    assert (out["verdict"] == "inconclusive").all()
 
 
-def test_range_claim_needs_every_point_after_holm():
+def test_every_point_significant_raw_holds_intersection_union():
+    """21 points all in the claim's favour at raw p < α (largest 0.044) hold: the intersection–union
+    test needs no correction (issue 26: Holm made such a claim inconclusive)."""
+    pts = [_point_at_p(p, f"pt{i}") for i, p in enumerate(np.linspace(0.001, 0.044, 21))]
+    row = judge([_claim(pts, kind="range")]).iloc[0]
+    assert all(p.p_value < ALPHA for p in pts)
+    assert row["verdict"] == "holds"
+    assert row["p_value"] == pytest.approx(0.044) and row["p_holm"] >= ALPHA  # the weakest point, Holm shown apart
+    assert row["n_points"] == 21 and row["n_favour"] == 21
+    assert row["evidence"].startswith("21/21 points favour the claim") and "weakest: pt20" in row["evidence"]
+
+
+def test_a_contrary_point_significant_after_holm_does_not_hold():
+    favour = [_point_at_p(0.001, f"pt{i}") for i in range(4)]
+    strong_against = _point_at_p(0.001, "bad", against=True)  # Holm within 5 points: 0.005 < α
+    assert judge([_claim(favour + [strong_against])])["verdict"].iloc[0] == "does not hold"
+    # raw 0.02 against, the smallest of 5 p-values: Holm 5 × 0.02 = 0.1, not significantly against
+    weak_against = _point_at_p(0.02, "bad", against=True)
+    row = judge([_claim([_point_at_p(0.03, f"pt{i}") for i in range(4)] + [weak_against])]).iloc[0]
+    assert row["verdict"] == "inconclusive"
+    assert "against the claim" in row["evidence"] and pd.isna(row["reps_needed"])  # no reps for a contrary effect
+
+
+def test_adding_a_control_claim_changes_no_other_verdict():
+    """Each claim is its own family: the paper's claims keep their verdicts whatever else the
+    figure declares (Holm across a figure's claims used to make them inconclusive)."""
+    paper = [_claim([_point_at_p(p, "pt")]) for p in (0.02, 0.03, 0.04)]
+    control = Claim("p", "fig", "[control] A beats B", "s", "pairwise", points=[_point_at_p(0.5, "c")])
+    alone = judge(paper)
+    with_control = judge(paper + [control])
+    assert (alone["verdict"] == "holds").all()
+    assert with_control["verdict"].tolist()[:3] == alone["verdict"].tolist()
+    assert with_control["p_value"].tolist()[:3] == alone["p_value"].tolist()
+
+
+def test_exact_tie_shows_the_other_points():
+    pts = [tie_point("ε=1", "same law"), _point_at_p(0.001, "ε=2"), _point_at_p(0.002, "ε=4")]
+    row = judge([_claim(pts)]).iloc[0]
+    assert row["verdict"] == "does not hold"
+    assert "refuted by exact computation at ε=1" in row["evidence"] and "2/3 points favour" in row["evidence"]
+
+
+def test_claim_points_table_lists_every_point_with_its_scale_level_and_sides():
+    pts = [
+        _point_at_p(0.01, "ε=1"),
+        equivalence_point(np.ones(30) * 1.01 + np.linspace(-0.01, 0.01, 30), np.ones(30), "ε=2", 1.1),
+    ]
+    table = judge([_claim(pts)])
+    points = pd.DataFrame(table.attrs["points"])
+    assert list(points["point"]) == ["ε=1", "ε=2"] and (points["claim_id"] == 1).all()
+    assert list(points["ci_level"]) == [0.95, 0.90] and list(points["p_sides"]) == [2, 1]
+    assert points["effect_scale"].str.len().min() > 0
+    np.testing.assert_allclose(points["p_holm"], holm(points["p_value"]))
+
+
+def test_tiny_p_values_are_printed_as_such_never_zero():
+    from ldprepro.claims.stats import format_p
+
+    assert format_p(0.0) == "< 1e-300" and format_p(1e-320) == "< 1e-300"
+    assert format_p(0.0123) == "0.0123" and format_p(None) == "—"
+
+
+def test_joint_power_matches_the_one_point_formula_and_simulation():
+    from scipy import stats as st
+
+    from ldprepro.claims.stats import joint_reps_needed
+
+    # one two-sided point: the textbook n = ((z_.975 + z_.8)·σ/δ)² (within rounding)
+    n1 = joint_reps_needed([(1.0, 0.2, math.nan)])
+    assert abs(n1 - ((st.norm.ppf(0.975) + st.norm.ppf(0.8)) / 0.2) ** 2) <= 1
+    # three equal points need more (the claim's multiplicity) and each must reach 0.8^(1/3)
+    n3 = joint_reps_needed([(1.0, 0.2, math.nan)] * 3)
+    assert n3 > 1.3 * n1
+    # TOST: equivalence power, simulated at the returned n, is ≥ 0.8 and at 0.8·n below it
+    sd, margin = 1.0, 0.1
+    n_eq = int(joint_reps_needed([(sd, 0.0, margin)]))
+    rng = np.random.default_rng(0)
+
+    def tost_power(n):
+        d = rng.normal(0.0, sd, size=(4000, n))
+        m, se = d.mean(1), d.std(1, ddof=1) / math.sqrt(n)
+        tq = st.t.ppf(0.95, n - 1)
+        return float(np.mean((m + margin) / se > tq) * 0 + np.mean(((m + margin) / se > tq) & ((margin - m) / se > tq)))
+
+    assert tost_power(n_eq) >= 0.77 and tost_power(int(0.7 * n_eq)) < 0.75
+    assert joint_reps_needed([(sd, 0.2, margin)]) == math.inf  # outside the margin: never equivalent
+
+
+def test_range_claim_needs_every_point():
     rng = np.random.default_rng(5)
     good = [paired_point(_errors(rng, 4000, 0.7), _errors(rng, 4000, 1.0), f"ε={e}") for e in (1, 2)]
     flat = paired_point(_errors(rng, 4000, 1.0), _errors(rng, 4000, 1.0), "ε=4")

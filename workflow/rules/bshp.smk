@@ -57,6 +57,7 @@ for _fig, _entry in BSHP_FIGURES.items():
         output:
             summary=f"results/bshp/{_fig}/summary.parquet",
             claims=f"results/bshp/{_fig}/claims.parquet",
+            claim_points=f"results/bshp/{_fig}/claim_points.parquet",
             png=report_if_built(f"figures/bshp/{_fig}.png", caption=figure_caption("bshp", _fig), category="bshp"),
             svg=f"figures/bshp/{_fig}.svg",
         log:

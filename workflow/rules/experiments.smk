@@ -66,6 +66,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         output:
             summary=f"results/{_paper}/{_fig}/summary.parquet",
             claims=f"results/{_paper}/{_fig}/claims.parquet",
+            claim_points=f"results/{_paper}/{_fig}/claim_points.parquet",
             png=report_if_built(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig), category=_paper),
             svg=f"figures/{_paper}/{_fig}.svg",
         log:

@@ -39,6 +39,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
         output:
             summary="results/ldpfl/fig1/summary.parquet",
             claims="results/ldpfl/fig1/claims.parquet",
+            claim_points="results/ldpfl/fig1/claim_points.parquet",
             png=report_if_built("figures/ldpfl/fig1.png", caption=figure_caption("ldpfl", "fig1"), category="ldpfl"),
             svg="figures/ldpfl/fig1.svg",
         log:
@@ -68,6 +69,7 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
         output:
             results="results/ldpfl/fig4/{}.parquet".format(LDPFL_FIG4["mechanism"]),
             claims="results/ldpfl/fig4/claims.parquet",
+            claim_points="results/ldpfl/fig4/claim_points.parquet",
             png=report_if_built("figures/ldpfl/fig4.png", caption=figure_caption("ldpfl", "fig4"), category="ldpfl"),
             svg="figures/ldpfl/fig4.svg",
         log:

@@ -61,6 +61,7 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
         output:
             summary=f"results/lremh/{_fig}/summary.parquet",
             claims=f"results/lremh/{_fig}/claims.parquet",
+            claim_points=f"results/lremh/{_fig}/claim_points.parquet",
             png=report_if_built(f"figures/lremh/{_fig}.png", caption=figure_caption("lremh", _fig), category="lremh"),
             svg=f"figures/lremh/{_fig}.svg",
         log:

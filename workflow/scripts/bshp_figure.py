@@ -10,6 +10,7 @@ start(snakemake)  # the job's log, warnings and threads, before the heavy import
 import json
 from pathlib import Path
 
+from ldprepro.claims.tables import write_claims
 from ldprepro.papers.bshp.claims import figure_claims, judge_figure, paper_repetitions
 from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
 from ldprepro.pipeline.io import write_parquet
@@ -26,7 +27,7 @@ unavailable = dict(p.unavailable)
 # protocol, else the folds are read from the results (or the paper's 3, 5, 7 when there are none)
 protocol = dict(getattr(p, "protocol", None) or {})
 claims = judge_figure(raw, p.fig, p.figure, cities, unavailable, folds=protocol.get("folds", (3, 5, 7)))
-write_parquet(claims, snakemake.output.claims)
+write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
 cards = {Path(c).stem: json.loads(Path(c).read_text()) for c in snakemake.input.cards}
 plot = plot_values_figure if p.fig["kind"] == "values" else plot_mse_figure
 plot(

@@ -7,6 +7,7 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
+from ldprepro.claims.tables import write_claims
 from ldprepro.experiments.mean_figures import plot_mean_figure
 from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
@@ -19,7 +20,7 @@ drawn = raw[raw["rep"] < paper_reps] if paper_reps is not None and len(raw) else
 summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
 claims = decide_figure(p.paper, p.figure, raw, p.fig, dict(p.unavailable))
-write_parquet(claims, snakemake.output.claims)
+write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
 plot_mean_figure(
     summary,
     p.fig,

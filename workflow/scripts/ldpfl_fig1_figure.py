@@ -4,6 +4,7 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
+from ldprepro.claims.tables import write_claims
 from ldprepro.papers.ldpfl.mechanism_figures import figure_claims, plot_fig1
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import aggregate, read_results
@@ -12,6 +13,6 @@ raw = read_results(snakemake.input)
 summary = aggregate(raw)
 write_parquet(summary, snakemake.output.summary)
 claims = figure_claims(raw, "fig1")
-write_parquet(claims, snakemake.output.claims)
+write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
 plot_fig1(summary, snakemake.output.png, snakemake.output.svg, claims=claims)
 done("ldpfl_fig1_figure: " + ", ".join(map(str, snakemake.output)))

@@ -4,8 +4,8 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
+from ldprepro.claims.tables import write_claims  # noqa: E402
 from ldprepro.papers.ldpfl.mechanism_figures import fig4_rows, figure_claims, plot_fig4  # noqa: E402
-from ldprepro.pipeline.io import write_parquet  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 fig = snakemake.params.fig  # noqa: F821
@@ -21,6 +21,6 @@ df = tidy_frame(
 )
 write_results(df, snakemake.output.results)  # noqa: F821
 claims = figure_claims(df, "fig4", fig)
-write_parquet(claims, snakemake.output.claims)  # noqa: F821
+write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)  # noqa: F821
 plot_fig4(df, fig["eps"], snakemake.output.png, snakemake.output.svg, claims=claims)  # noqa: F821
 done()

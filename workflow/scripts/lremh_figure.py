@@ -4,6 +4,7 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
+from ldprepro.claims.tables import write_claims
 from ldprepro.domain.frequency import rappor_privacy
 from ldprepro.papers.lremh.claims import figure_claims
 from ldprepro.papers.lremh.experiment import plot_figure
@@ -19,7 +20,7 @@ write_parquet(summary, snakemake.output.summary)
 # the record size d: the attributes the jobs coded (recorded in every row); unknown without results
 d = int(raw["n_attributes"].iloc[0]) if len(raw) and "n_attributes" in raw else None
 claims = figure_claims(raw, p.figure, exp, dict(p.unavailable), attributes=d)
-write_parquet(claims, snakemake.output.claims)
+write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
 privacy = {}
 for f in exp["f"] if d else []:
     pr = rappor_privacy(float(f), exp["p"], exp["q"], d)

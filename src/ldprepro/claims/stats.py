@@ -54,6 +54,10 @@ class Point:
     refutes: bool = False  # exact computation contradicts the claim here
     note: str = ""
     theory: float = math.nan  # the effect the closed forms predict here (test scale), for power
+    ci_level: float = 1 - ALPHA  # the interval's coverage: 95 %, 90 % for TOST
+    sides: int = 2  # the p-value's sidedness: 2, or 1 for TOST and other one-sided tests
+    margin: float = math.nan  # TOST: the equivalence margin on the test scale (log-ratio or difference)
+    scale: str = ""  # what ``effect`` measures, e.g. "ratio of mean MSE A/B" (the evidence names it)
 
     @property
     def significant(self) -> bool:
@@ -145,8 +149,23 @@ def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = Tr
     favours = est < 0 if claim_a_lower else est > 0
     if log:
         name += " on log-ratios"
-        return Point(label, name, math.exp(est), math.exp(lo), math.exp(hi), p, favours, n, sd, math.exp(mde), null=1.0)
-    return Point(label, name + " on differences", est, lo, hi, p, favours, n, sd, mde, null=0.0)
+        return Point(
+            label,
+            name,
+            math.exp(est),
+            math.exp(lo),
+            math.exp(hi),
+            p,
+            favours,
+            n,
+            sd,
+            math.exp(mde),
+            null=1.0,
+            scale="geometric-mean ratio A/B",
+        )
+    return Point(
+        label, name + " on differences", est, lo, hi, p, favours, n, sd, mde, null=0.0, scale="difference A − B"
+    )
 
 
 def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha: float = ALPHA) -> Point:
@@ -190,6 +209,7 @@ def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha:
         sd,
         math.exp(_mde_test_scale(sd, n, alpha)),
         null=1.0,
+        scale="ratio of means A/B",
     )
 
 
@@ -242,7 +262,11 @@ def equivalence_point(
         sd,
         conv(_mde_test_scale(sd, n, alpha)),
         null=1.0 if log else 0.0,
-        note=f"non-equivalence p = {p_out:.3g}" + (" (significant)" if p_out < alpha else ""),
+        note=f"non-equivalence p = {format_p(p_out)}" + (" (significant)" if p_out < alpha else ""),
+        ci_level=1 - 2 * alpha,
+        sides=1,
+        margin=m,
+        scale=("ratio of means A/B" if log and means else "geometric-mean ratio A/B" if log else "difference A − B"),
     )
 
 
@@ -270,6 +294,10 @@ def proportion_equivalence_point(
         se * math.sqrt(n),
         math.exp(_mde_test_scale(se * math.sqrt(n), int(n), alpha)),
         null=1.0,
+        ci_level=1 - 2 * alpha,
+        sides=1,
+        margin=m,
+        scale="ratio of the proportion to its exact value",
     )
 
 
@@ -325,6 +353,7 @@ def trend_point(
         se * math.sqrt(r),
         mde,
         null=0.0,
+        scale="slope, " + scale,
     )
 
 
@@ -368,3 +397,70 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
         running = max(running, min(1.0, (m - rank) * p[idx]))
         out[idx] = running
     return out
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
+    """Benjamini–Hochberg step-up q-values (false discovery rate; NaN stays NaN)."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    if ok.size == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="mergesort")]
+    m = ok.size
+    q = p[order] * m / np.arange(1, m + 1)
+    out[order] = np.minimum(1.0, np.minimum.accumulate(q[::-1])[::-1])
+    return out
+
+
+#: Probabilities below this are printed as such: a double cannot tell them apart from 0 reliably.
+P_FLOOR = 1e-300
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as printed: 3 significant digits, '< 1e-300' below the floor (never 0), '—' if none."""
+    if p is None or not np.isfinite(p):
+        return "—"
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.3g}"
+
+
+def _point_power(n: int, sd: float, delta: float, margin: float, alpha: float) -> float:
+    """Power at ``n`` repetitions of one point's test (normal approximation, test scale): the
+    two-sided test in the direction of ``delta``, or TOST when ``margin`` is finite."""
+    if sd == 0:
+        return 1.0 if (not np.isfinite(margin) and delta != 0) or abs(delta) < margin else 0.0
+    se = sd / math.sqrt(n)
+    if np.isfinite(margin):  # TOST: both one-sided tests reject
+        z = _z(1 - alpha)
+        return max(
+            0.0, float(stats.norm.cdf((margin - delta) / se - z) + stats.norm.cdf((margin + delta) / se - z) - 1)
+        )
+    return float(stats.norm.cdf(abs(delta) / se - _z(1 - alpha / 2)))
+
+
+def joint_reps_needed(
+    points: Sequence[tuple[float, float, float]], alpha: float = ALPHA, power: float = POWER, cap: int = 10**6
+) -> float:
+    """The repetitions at which every point of a universal claim is significant in its favour with
+    probability ``power`` (the intersection–union test's power: the product of the points' powers,
+    independent points assumed). ``points``: (sd, effect, margin) on the test scale per point, margin
+    NaN except for TOST (equivalence power). ``inf`` when no n up to ``cap`` suffices (e.g. a zero
+    effect, or an effect outside the equivalence margin)."""
+    pts = [(float(sd), float(d), float(m)) for sd, d, m in points]
+    if not pts or any(not np.isfinite(sd) or not np.isfinite(d) for sd, d, _ in pts):
+        return math.inf
+    if any((np.isfinite(m) and abs(d) >= m) or (not np.isfinite(m) and d == 0) for _, d, m in pts):
+        return math.inf
+
+    def ok(n: int) -> bool:
+        return float(np.prod([_point_power(n, sd, d, m, alpha) for sd, d, m in pts])) >= power
+
+    lo, hi = 2, 2
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if hi > cap:
+            return math.inf
+    while lo < hi:  # smallest n in (lo, hi] with ok(n); power is increasing in n
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if not ok(mid) else (lo, mid)
+    return float(hi)

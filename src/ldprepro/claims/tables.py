@@ -6,8 +6,12 @@ our extension."""
 from __future__ import annotations
 
 import math
+import os
 
 import pandas as pd
+
+from ldprepro.claims.stats import benjamini_hochberg, format_p
+from ldprepro.pipeline.io import write_parquet
 
 ORDER = ("holds", "does not hold", "inconclusive", "not testable")
 
@@ -29,30 +33,64 @@ def verdict_counts(claims: pd.DataFrame, role: str = "paper") -> str:
     return ", ".join(f"{counts[v]} {v}" for v in ORDER if v in counts) or "—"
 
 
+def _level(r) -> str:
+    """'95 %' / '90 %' for a row's interval ('' when exact or not tested)."""
+    level = getattr(r, "ci_level", None)
+    return "" if level is None or pd.isna(level) else f"{round(100 * float(level))} %"
+
+
 def effect_text(r) -> str:
-    """'0.95 [0.86, 1.05]': a claim row's effect with its 95% CI (no CI for exact points)."""
-    return _num(r.effect) + (
-        f" [{_num(r.ci_low)}, {_num(r.ci_high)}]" if pd.notna(r.ci_low) and r.ci_low != r.ci_high else ""
-    )
+    """'0.95 [0.86, 1.05] (95 %)': a claim row's effect with its CI and the CI's level (none for exact
+    points)."""
+    if pd.notna(r.ci_low) and r.ci_low != r.ci_high:
+        level = _level(r)
+        return f"{_num(r.effect)} [{_num(r.ci_low)}, {_num(r.ci_high)}]" + (f" ({level})" if level else "")
+    return _num(r.effect)
 
 
 def p_text(r) -> str:
-    """'0.35 (0.35)': p and Holm-adjusted p; 'exact' for exact computations; '—' if not tested."""
+    """'0.012 two-sided (Holm 0.036)': the decisive point's raw p, its sidedness and its Holm-adjusted
+    p within the claim; 'exact' for exact computations; '—' if not tested."""
     if pd.isna(r.p_value):
         return "exact" if r.verdict != "not testable" else "—"
-    return f"{_num(r.p_value)} ({_num(r.p_holm)})"
+    sides = getattr(r, "p_sides", None)
+    side = "" if sides is None or pd.isna(sides) else (" one-sided" if int(sides) == 1 else " two-sided")
+    return f"{format_p(r.p_value)}{side} (Holm {format_p(r.p_holm)})"
+
+
+def with_q(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims with ``q_bh``: Benjamini–Hochberg q of the decisive p across the whole table
+    (secondary: it never changes a verdict)."""
+    out = claims.copy()
+    out["q_bh"] = benjamini_hochberg(pd.to_numeric(out["p_value"], errors="coerce").to_numpy(dtype=float))
+    return out
+
+
+def write_claims(claims: pd.DataFrame, path: str | os.PathLike, points_path: str | os.PathLike | None = None) -> None:
+    """Write a figure's claims table and, beside it, its per-point evidence (``claim_points.parquet``:
+    one row per point of every claim, from ``verdicts.judge``)."""
+    from ldprepro.claims.verdicts import CLAIM_POINT_COLUMNS
+
+    write_parquet(claims, path)
+    if points_path is not None:
+        points = pd.DataFrame(claims.attrs.get("points", []), columns=CLAIM_POINT_COLUMNS)
+        write_parquet(
+            points.astype({"claim_id": "int64", "n": "int64", "p_sides": "int64", "exact": "bool"}), points_path
+        )
 
 
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
-        "| figure | claim | scope | test | effect [95% CI] | p (Holm) | n | verdict | evidence |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| figure | claim | scope | test | effect [CI (level)] | p of the decisive point (sides; Holm within the claim) "
+        "| q (BH, whole table) | n | verdict | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
         effect, p = effect_text(r), p_text(r)
         n = "—" if pd.isna(r.n_reps) else str(int(r.n_reps))
+        q = format_p(r.q_bh) if pd.notna(r.q_bh) else "—"
         out.append(
-            f"| {r.paper}/{r.figure} | {_cell(r.claim)} | {_cell(r.scope)} | {_cell(r.test)} | {effect} | {p} | "
+            f"| {r.paper}/{r.figure} | {_cell(r.claim)} | {_cell(r.scope)} | {_cell(r.test)} | {effect} | {p} | {q} | "
             f"{n} | **{r.verdict}** | {_cell(r.evidence)} |"
         )
     return out
@@ -61,6 +99,7 @@ def _table(rows: pd.DataFrame) -> list[str]:
 def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
     """The generated verdicts page: per paper, the reproductions (paper data), then our extension
     (substitute data)."""
+    claims = with_q(claims)
     lines = [
         "# Verdicts on the papers' claims",
         "",
@@ -68,8 +107,12 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         f"seed: {seed}). Do not edit by hand. How a verdict is reached: "
         "[verdicts-standard.md](../verdicts-standard.md). Effects are ratios of the mean errors A/B for errors (paired "
         "delta method), mean differences for rates (Hodges–Lehmann when the Wilcoxon test was used), slopes for "
-        "trends, the tested ratio or difference for equivalence (TOST); p is two-sided, Holm-corrected across the points of a claim, in brackets across the claims of "
-        "a figure; 'exact' marks verdicts computed from the closed forms.",
+        "trends, the tested ratio or difference for equivalence (TOST: 90 % interval, one-sided p). Each claim is its "
+        "own family: p is the decisive point's raw p (the weakest point of a claim that holds — the "
+        "intersection–union test — or the point most against it), with its Holm-adjusted p across the claim's "
+        "points; q is the Benjamini–Hochberg q across the whole table, shown for reference only (it never changes "
+        "a verdict); 'exact' marks verdicts computed from the closed forms. Per-point evidence: "
+        "results/<paper>/<figure>/claim_points.parquet.",
         "",
     ]
     for paper, g in claims.groupby("paper", sort=False):

@@ -9,19 +9,19 @@ computation), following the project's statistical standard (docs/verdicts-standa
   quantity) with the paired delta method;
 - a paired t-test when the differences look normal (Shapiro–Wilk p ≥ 0.05), else the Wilcoxon
   signed-rank test with the Hodges–Lehmann estimate and its distribution-free interval;
-- a claim made over several scope points (ε values, datasets, baselines) holds only if every point
-  holds after Holm correction across the points; it does not hold if any point is significantly
-  against it, or if exact computation refutes it anywhere (e.g. two mechanisms with the same output
-  law can never make a strict win "hold");
-- Holm correction across the claims of a figure (``finalize``);
+- each claim is its own family (docs/verdicts-standard.md, "Decision rule"): a claim made over
+  several scope points (ε values, datasets, baselines) holds iff every point favours it with raw
+  p < α (intersection–union); it does not hold iff a point is significantly against it after Holm
+  across the claim's points, or exact computation refutes it anywhere (e.g. two mechanisms with
+  the same output law can never make a strict win "hold"); adding a claim changes no other verdict;
 - an inconclusive verdict reports the minimal detectable effect (MDE) at the repetitions run and
-  the repetitions that would detect the observed (or the theory's) effect with 80 % power.
+  the repetitions at which every point would be significant at once with 80 % power.
 
 The building blocks are *points*: one test at one scope point (``paired_point``, ``trend_point``,
 ``equivalence_point``, ``exact_point``, ``tie_point``; defined in ``ldprepro.claims.stats`` and
 importable from here). A claim is a list of points plus its words, scope, kind and data role;
-``claim_row`` combines them, ``finalize`` applies the figure-level Holm correction and fixes the
-verdicts. Tests on constructed cases: tests/test_verdicts.py.
+``claim_row`` combines them into a row, ``claim_points`` lists its per-point evidence, ``judge``
+builds a figure's table. Tests on constructed cases: tests/test_verdicts.py.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ from ldprepro.claims.stats import (
     Point,
     equivalence_point,
     exact_point,
+    format_p,
     holm,
+    joint_reps_needed,
     paired_point,
     proportion_equivalence_point,
     ratio_of_means_point,
@@ -51,12 +53,14 @@ from ldprepro.claims.stats import (
 __all__ = [
     "ALPHA",
     "CLAIM_COLUMNS",
+    "CLAIM_POINT_COLUMNS",
     "DATA_ROLES",
     "KINDS",
     "POWER",
     "VERDICTS",
     "Claim",
     "Point",
+    "claim_points",
     "claim_row",
     "equivalence_point",
     "exact_point",
@@ -77,6 +81,7 @@ VERDICTS = ("holds", "does not hold", "inconclusive", "not testable")
 KINDS = ("closed-form", "pairwise", "win-over-set", "range", "trend", "equivalence")
 DATA_ROLES = ("paper", "substitute", "user")  # exact findings on the papers' theorems are "paper", kind closed-form
 CLAIM_COLUMNS = [
+    "claim_id",
     "paper",
     "figure",
     "claim",
@@ -86,14 +91,39 @@ CLAIM_COLUMNS = [
     "effect",
     "ci_low",
     "ci_high",
+    "ci_level",
     "p_value",
     "p_holm",
+    "p_sides",
     "n_reps",
+    "n_points",
+    "n_favour",
     "mde",
     "reps_needed",
     "data_role",
     "verdict",
     "evidence",
+]
+
+#: The columns of ``claim_points.parquet`` (``claim_points``).
+CLAIM_POINT_COLUMNS = [
+    "claim_id",
+    "claim",
+    "data_role",
+    "point",
+    "test",
+    "n",
+    "effect",
+    "effect_scale",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "p_value",
+    "p_sides",
+    "p_holm",
+    "favours",
+    "exact",
+    "note",
 ]
 
 
@@ -103,11 +133,9 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _point_text(pt: Point, adj: float | None) -> str:
-    if pt.exact:
-        return f"{pt.label}: {'refuted' if pt.refutes else 'holds'} exactly" + (f" ({pt.note})" if pt.note else "")
-    p = f"p = {_fmt(pt.p_value)}" + (f", Holm {_fmt(adj)}" if adj is not None and np.isfinite(adj) else "")
-    return f"{pt.label}: {_fmt(pt.effect)} [{_fmt(pt.ci_low)}, {_fmt(pt.ci_high)}], {p}"
+def _labels(points: list[Point], most: int = 6) -> str:
+    shown = ", ".join(p.label for p in points[:most])
+    return shown + (f" (+{len(points) - most} more)" if len(points) > most else "")
 
 
 @dataclass
@@ -157,82 +185,177 @@ def _row(c: Claim, **values) -> dict:
     return row
 
 
+def _weakest(tested: list[Point]) -> Point:
+    """The tested point furthest from deciding the claim its way: a point not in its favour (the
+    most significant one against it first), else the favouring point with the largest raw p."""
+
+    def key(p: Point):
+        pv = float(np.nan_to_num(p.p_value if p.p_value is not None else np.nan, nan=1.0))
+        return (not p.favours, -pv if not p.favours else pv)
+
+    return max(tested, key=key)
+
+
+def _effect_text(p: Point) -> str:
+    if not np.isfinite(p.effect):
+        return "no estimate"
+    scale = f"{p.scale} " if p.scale else "effect "
+    if p.exact:
+        return f"{scale}{_fmt(p.effect)} (exact)"
+    return f"{scale}{_fmt(p.effect)} [{_fmt(p.ci_low)}, {_fmt(p.ci_high)}] ({round(100 * p.ci_level)} % CI)"
+
+
+def _power_text(c: Claim, tested: list[Point], n_run: int) -> tuple[str, float | None]:
+    """What more repetitions would do for an inconclusive claim: the repetitions at which every point
+    is significant in the claim's favour with 80 % power (``joint_reps_needed``: equivalence power for
+    TOST points, the claim's every point at once), at the closed forms' predicted effect where one is
+    stated, else the observed one. None when the observed effect is against the claim."""
+    specs, contrary, predicted = [], [], False
+    for p in tested:
+        if np.isfinite(p.margin):  # TOST: the observed effect against its margin
+            d = _test_scale(p)
+            if not np.isfinite(d) or abs(d) >= p.margin:
+                contrary.append(p)
+            specs.append((p.sd, d, p.margin))
+            continue
+        if np.isfinite(p.theory) or c.theory_effect is not None:
+            d, predicted = (p.theory if np.isfinite(p.theory) else c.theory_effect), True
+        elif p.favours and np.isfinite(p.effect):
+            d = _test_scale(p)
+        else:
+            contrary.append(p)
+            continue
+        specs.append((p.sd, d, math.nan))
+    if contrary:
+        return (
+            f"the observed effect at {_labels(contrary, 3)} is against the claim (or outside its margin): "
+            "more repetitions would not make it hold",
+            None,
+        )
+    need = joint_reps_needed(specs)
+    basis = "the closed forms' predicted effects" if predicted else "the observed effects"
+    if not np.isfinite(need):
+        return f"at {basis} no number of repetitions up to 1,000,000 gives 80 % power", None
+    if need <= n_run:
+        return f"at {basis}, {n_run} repetitions already give every point 80 % power jointly", need
+    return (
+        f"about {int(need):,} repetitions would make every point ({len(specs)}) significant at once with 80 % "
+        f"power, at {basis}",
+        need,
+    )
+
+
 def claim_row(c: Claim) -> dict:
-    """Combine a claim's points into one row with a provisional verdict (``finalize`` applies the
-    figure's Holm correction). Intersection–union: the claim holds only if every point holds."""
+    """Combine a claim's points into its row. The decision rule (docs/verdicts-standard.md, written
+    before the data); each claim is its own family:
+
+    - **holds** iff every tested point favours the claim with raw p < α (the intersection–union
+      test, level α without a multiplicity correction) and no exact point refutes it — or every point
+      is exact and agrees;
+    - **does not hold** iff exact computation refutes the claim at some point, or some point is
+      significantly against it after Holm across the claim's points;
+    - **inconclusive** otherwise, with the minimal detectable effect and the repetitions that would
+      decide it (``_power_text``).
+
+    The row's effect, CI and p are the decisive point's: the refuting point, else the weakest one;
+    ``p_holm`` is its Holm-adjusted p within the claim. Per-point evidence: ``claim_points``."""
     pts = list(c.points)
     if not pts:
         return _row(c, test="—", verdict="not testable", evidence=c.evidence or "no results in the claim's scope")
     tests = "; ".join(dict.fromkeys(p.test for p in pts))
     refuted = [p for p in pts if p.exact and p.refutes]
+    exact_ok = [p for p in pts if p.exact and not p.refutes]
     tested = [p for p in pts if not p.exact]
-    adj = holm([p.p_value for p in tested]) if tested else np.array([])
-    adj_of = {id(p): a for p, a in zip(tested, adj)}
+    adj_of = dict(zip(map(id, tested), holm([p.p_value for p in tested]))) if tested else {}
+    won = [p for p in tested if p.favours and p.significant]
     against = [p for p in tested if not p.favours and np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA]
-    # the decisive point: a refutation, else the point most against the claim (largest adjusted p
-    # among the points in favour, or any point not in favour)
-    if tested:
-        worst = max(tested, key=lambda p: (not p.favours, np.nan_to_num(adj_of[id(p)], nan=1.0)))
-        if against:
-            worst = min(against, key=lambda p: adj_of[id(p)])
-    else:
-        worst = refuted[0] if refuted else pts[0]
-    shown = refuted[0] if refuted else worst
-    details = "; ".join(_point_text(p, adj_of.get(id(p))) for p in pts[:12])
-    if len(pts) > 12:
-        details += f"; … {len(pts) - 12} more points"
-    n_reps = int(max((p.n for p in tested), default=0)) or None
+    favour = f"{len(won) + len(exact_ok)}/{len(pts)} points favour the claim" + (
+        f" (raw p < {ALPHA:g}" + (" or exact" if exact_ok else "") + ")" if tested else " exactly"
+    )
+    weakest = _weakest(tested) if tested else None
     if refuted:
-        candidate, p_claim = "does not hold", None
-        lead = (
-            "refuted by exact computation at "
-            + ", ".join(p.label for p in refuted[:8])
-            + (f" (+{len(refuted) - 8})" if len(refuted) > 8 else "")
+        verdict, shown = "does not hold", refuted[0]
+        lead = f"refuted by exact computation at {_labels(refuted)}" + (
+            f" ({refuted[0].note})" if refuted[0].note else ""
         )
+        lead += f"; {favour}"
     elif against:
-        candidate, p_claim = "does not hold", float(adj_of[id(worst)])
-        lead = "significantly against the claim at " + ", ".join(p.label for p in against[:8])
-    elif (
-        tested
-        and all(p.favours for p in tested)
-        and all(np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA for p in tested)
-    ):
-        candidate, p_claim = "holds", float(np.max(adj))
-        lead = f"every point ({len(tested)}) significantly in the claim's favour"
-    elif not tested:
-        candidate, p_claim = "holds", None
-        lead = "exact computation agrees at every point"
-    else:
-        candidate, p_claim = "inconclusive", float(np.nanmax(adj)) if np.isfinite(adj).any() else None
-        undecided = [p.label for p in tested if not (p.favours and adj_of[id(p)] < ALPHA)]
+        verdict, shown = "does not hold", min(against, key=lambda p: adj_of[id(p)])
         lead = (
-            "not decided at " + ", ".join(undecided[:8]) + (f" (+{len(undecided) - 8})" if len(undecided) > 8 else "")
+            f"significantly against the claim at {_labels(against)}; strongest: {shown.label}, "
+            f"{_effect_text(shown)}, Holm-adjusted p = {format_p(adj_of[id(shown)])}; {favour}"
         )
-    mde, needed = None, None
-    if tested:
-        mde = worst.mde
-        delta = worst.theory if np.isfinite(worst.theory) else c.theory_effect
-        if delta is None and np.isfinite(worst.effect):
-            delta = _test_scale(worst)
-        needed = reps_needed(worst.sd, delta) if delta is not None else math.inf
-    evidence = lead + ". " + details + ("" if not c.evidence else ". " + c.evidence)
-    if tested and np.isfinite(worst.theory):
-        evidence += (
-            f". The closed forms predict an effect of {_fmt(_from_test_scale(worst, worst.theory))} at {worst.label}"
+    elif tested and len(won) == len(tested):
+        verdict, shown = "holds", weakest
+        lead = f"{favour}; weakest: {shown.label}, {_effect_text(shown)}, p = {format_p(shown.p_value)}"
+    elif not tested:
+        verdict, shown = "holds", pts[0]
+        lead = f"exact computation agrees at every point ({len(pts)})"
+    else:
+        verdict, shown = "inconclusive", weakest
+        undecided = [p for p in tested if p not in won]
+        lead = (
+            f"{favour}; not decided at {_labels(undecided)}; weakest: {shown.label}, {_effect_text(shown)}, "
+            f"p = {format_p(shown.p_value)}"
         )
+    n_reps = int(max((p.n for p in tested), default=0)) or None
+    evidence = lead + ("" if not c.evidence else ". " + c.evidence)
+    needed = None
+    if verdict == "inconclusive":
+        power, needed = _power_text(c, tested, n_reps or 0)
+        evidence += f". Minimal detectable effect at n = {n_reps}: {_fmt(shown.mde)}; {power}"
+    exact_shown = shown.exact
     return _row(
         c,
         test=tests,
         effect=shown.effect,
         ci_low=shown.ci_low,
         ci_high=shown.ci_high,
-        p_value=p_claim,
+        ci_level=None if exact_shown else shown.ci_level,
+        p_value=None if exact_shown else shown.p_value,
+        p_holm=None if exact_shown else float(adj_of[id(shown)]),
+        p_sides=None if exact_shown else shown.sides,
         n_reps=n_reps,
-        mde=mde,
-        reps_needed=None if needed is None or not np.isfinite(needed) else float(needed),
-        verdict=candidate,
+        n_points=len(pts),
+        n_favour=len(won) + len(exact_ok),
+        mde=None if not tested else shown.mde,
+        reps_needed=needed if needed is not None and needed > (n_reps or 0) else None,
+        verdict=verdict,
         evidence=evidence,
     )
+
+
+def claim_points(c: Claim, claim_id: int) -> list[dict]:
+    """The per-point evidence of one claim (rows of ``claim_points.parquet``): the point, its test,
+    n, effect with its scale, CI with its level, raw p with its sidedness, Holm p within the claim,
+    which side it favours, and its exact/tie note."""
+    tested = [p for p in c.points if not p.exact]
+    adj_of = dict(zip(map(id, tested), holm([p.p_value for p in tested]))) if tested else {}
+    rows = []
+    for p in c.points:
+        side = "claim" if p.favours else ("against" if p.exact or np.isfinite(p.effect) else "none")
+        rows.append(
+            {
+                "claim_id": claim_id,
+                "claim": c.claim,
+                "data_role": c.data_role,
+                "point": p.label,
+                "test": p.test,
+                "n": int(p.n),
+                "effect": float(p.effect),
+                "effect_scale": p.scale or ("exact value" if p.exact else ""),
+                "ci_low": float(p.ci_low),
+                "ci_high": float(p.ci_high),
+                "ci_level": math.nan if p.exact else float(p.ci_level),
+                "p_value": math.nan if p.p_value is None else float(p.p_value),
+                "p_sides": 0 if p.exact else int(p.sides),
+                "p_holm": float(adj_of.get(id(p), math.nan)),
+                "favours": side,
+                "exact": bool(p.exact),
+                "note": p.note,
+            }
+        )
+    return rows
 
 
 def _test_scale(pt: Point) -> float:
@@ -242,33 +365,12 @@ def _test_scale(pt: Point) -> float:
     return pt.effect - pt.null
 
 
-def _from_test_scale(pt: Point, value: float) -> float:
-    return math.exp(value) if pt.null == 1.0 else value + pt.null
-
-
 def finalize(rows: Iterable[dict]) -> pd.DataFrame:
-    """Holm across the claims of one figure, then the final verdicts; returns the claims table.
-
-    A provisional 'holds' or 'does not hold' that rests on a p-value becomes 'inconclusive' when
-    the figure-level Holm-adjusted p is ≥ α; exact verdicts are unaffected. Inconclusive rows get
-    the MDE and the repetitions needed in their evidence."""
+    """The claims table from claim rows (no correction across claims: each claim is its own
+    family; a Benjamini–Hochberg q across the whole table is a secondary column of the verdict
+    pages, ``claims.tables``, and never changes a verdict)."""
     df = pd.DataFrame(list(rows), columns=CLAIM_COLUMNS)
-    df["p_holm"] = holm(df["p_value"].astype(float).to_numpy())
-    for i, r in df.iterrows():
-        if r["verdict"] in ("holds", "does not hold") and pd.notna(r["p_value"]) and not r["p_holm"] < ALPHA:
-            df.at[i, "verdict"] = "inconclusive"
-            df.at[i, "evidence"] = (
-                f"not significant after Holm across the figure's claims (p_holm = {r['p_holm']:.3g}). " + r["evidence"]
-            )
-        if df.at[i, "verdict"] == "inconclusive":
-            mde, need = r["mde"], r["reps_needed"]
-            n_txt = "—" if pd.isna(r["n_reps"]) else str(int(r["n_reps"]))
-            df.at[i, "evidence"] += f". Minimal detectable effect at n = {n_txt}: {_fmt(mde)}; " + (
-                f"about {int(need)} repetitions would detect the effect tested "
-                "(the closed forms' prediction where one is stated, else the observed one)"
-                if pd.notna(need)
-                else "no finite number of repetitions would detect a zero effect"
-            )
+    df["claim_id"] = np.arange(1, len(df) + 1)
     return validate_claims(df)
 
 
@@ -284,12 +386,24 @@ def validate_claims(df: pd.DataFrame) -> pd.DataFrame:
     if roles:
         raise ValueError(f"unknown data roles {roles}; use one of {DATA_ROLES}")
     df = df[CLAIM_COLUMNS].copy()
-    for col in ("effect", "ci_low", "ci_high", "p_value", "p_holm", "mde", "reps_needed"):
+    for col in ("effect", "ci_low", "ci_high", "ci_level", "p_value", "p_holm", "mde", "reps_needed"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
-    df["n_reps"] = pd.to_numeric(df["n_reps"], errors="coerce").astype("Int64")
+    for col in ("claim_id", "n_reps", "p_sides", "n_points", "n_favour"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     return df.reset_index(drop=True)
 
 
 def judge(claims: Iterable[Claim | dict]) -> pd.DataFrame:
-    """Rows for claims (Claim objects or ready rows, e.g. ``not_testable``) with figure-level Holm."""
-    return finalize(claim_row(c) if isinstance(c, Claim) else c for c in claims)
+    """The claims table for claims (Claim objects or ready rows, e.g. ``not_testable``), in order;
+    its per-point evidence (``claim_points`` rows, keyed by ``claim_id``) is in
+    ``table.attrs["points"]`` for ``claims.tables.write_claims``."""
+    rows, points = [], []
+    for i, c in enumerate(claims, 1):
+        if isinstance(c, Claim):
+            rows.append(claim_row(c))
+            points += claim_points(c, i)
+        else:
+            rows.append(c)
+    table = finalize(rows)
+    table.attrs["points"] = points
+    return table

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ldprepro.claims.tables import _num, effect_text
+from ldprepro.claims.tables import _num, effect_text, p_text
 
 #: config keys shown as the figure's parameters (in this order), with their readable names
 PARAMETERS = {
@@ -55,7 +55,7 @@ def claim_line(r) -> str:
     """'**holds** — claim (scope). test: effect [CI], p (Holm), n = 400'."""
     role = " [our stand-in data: does not count as reproducing the paper]" if r.data_role == "substitute" else ""
     n = "" if pd.isna(r.n_reps) else f", n = {int(r.n_reps)}"
-    p = "" if pd.isna(r.p_value) else f", p = {_num(r.p_value)}, Holm-adjusted {_num(r.p_holm)}"
+    p = "" if pd.isna(r.p_value) else f", p = {p_text(r)}"
     test = f" Test: {_escape(r.test)}: {effect_text(r)}{p}{n}." if r.verdict != "not testable" else ""
     why = f" {_escape(r.evidence)}" if r.verdict == "not testable" else ""
     return f"- Verdict: **{r.verdict}** — {_escape(r.claim)} ({_escape(r.scope)}){role}.{test}{why}"
