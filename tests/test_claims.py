@@ -159,3 +159,53 @@ def test_a_bad_declaration_is_refused_naming_where_it_was_declared(bad, message)
 
     with pytest.raises(DeclarationError, match=message):
         validate([bad], "config.yaml x.fig1.claims")
+
+
+def test_a_claim_is_decided_again_under_each_declared_alternative_reading():
+    """Issue 26.7: the robustness column says whether the verdict survives our other readings."""
+    from ldprepro.claims.dispatch import claims_for as dispatch
+
+    rows = []
+    for eps, scale in ((0.5, 1.3), (2.0, 0.8), (4.0, 0.8)):  # A wins at ε ≥ 2, loses at ε = 0.5
+        rows += _rows("g16", "pm", eps, 1.0, 3000)
+        rows += _rows("g16", "pm_sub", eps, scale, 3000)
+    decl = {
+        "claim": "PM-SUB beats PM when ε is large",
+        "scope": "ε ≥ 2",
+        "test": "outperform",
+        "mechanism": "pm_sub",
+        "against": ["pm"],
+        "eps": {"min": 2},
+        "check_ties": False,
+        "alternatives": [
+            {"reading": "'large' read as ε ≥ 4", "eps": {"min": 4}},
+            {"reading": "'large' read as every ε", "eps": {"min": 0.1}},
+        ],
+    }
+    out = dispatch("ldpfl", "fig7", pd.DataFrame(rows), FIG7, declarations=[decl]).iloc[0]
+    assert out["verdict"] == "holds"
+    assert out["robustness"].startswith("depends on: 'large' read as every ε → does not hold")
+    assert "ε ≥ 4" not in out["robustness"] and "(as declared: holds)" in out["robustness"]
+    robust = dispatch(
+        "ldpfl", "fig7", pd.DataFrame(rows), FIG7, declarations=[{**decl, "alternatives": decl["alternatives"][:1]}]
+    )
+    assert robust.iloc[0]["robustness"] == "robust"
+    plain = dispatch(
+        "ldpfl", "fig7", pd.DataFrame(rows), FIG7, declarations=[{k: v for k, v in decl.items() if k != "alternatives"}]
+    )
+    assert plain.iloc[0]["robustness"] == "—"
+
+
+def test_an_alternative_with_a_key_its_test_does_not_take_is_refused():
+    from ldprepro.claims.declarations import DeclarationError, validate
+
+    decl = {
+        "claim": "c",
+        "scope": "s",
+        "test": "outperform",
+        "mechanism": "pm",
+        "against": ["duchi"],
+        "alternatives": [{"reading": "r", "margin": 2}],
+    }
+    with pytest.raises(DeclarationError, match=r"x\.claims\[0\]\.alternatives\[0\]"):
+        validate([decl], "x.claims")

@@ -35,6 +35,16 @@ the text); ``per_dataset: true`` gives one claim per panel (``{dataset}`` in the
 ``skip_without_points: true`` drops a claim that found no point; ``evidence`` is a fixed note;
 ``once: true`` decides the claim once per figure (closed forms, whatever the data);
 ``per_role: true`` once per data role (not per LDP-SGD group-size rule).
+
+``alternatives``: the other readings of an [I]/[U] choice the claim depends on, each a ``reading``
+(its words) and the keys it changes (a margin, the ε scope, a bound, a function's parameter)::
+
+      alternatives:
+        - {reading: "'large ε' read as ε ≥ 1", eps: {min: 1}}
+        - {reading: "'large ε' read as ε ≥ 4", eps: {min: 4}}
+
+The claim is decided again under each (``claims.dispatch``); its ``robustness`` says "robust" when
+every alternative gives the declared reading's verdict, else which reading it depends on.
 """
 
 from __future__ import annotations
@@ -64,6 +74,7 @@ COMMON_KEYS = {
     "per_role",
     "if_present",
     "kind",
+    "alternatives",
 }
 TEST_KEYS = {
     "outperform": {"mechanism", "against", "eps", "check_ties"},
@@ -118,6 +129,13 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
                 eps_filter(decl["eps"], [])
             except DeclarationError as exc:
                 raise DeclarationError(f"{at} ({decl['claim']!r}): {exc}") from None
+        for j, alt in enumerate(decl.get("alternatives") or []):
+            bad = set(alt) - {"reading"} - TEST_KEYS[test] if isinstance(alt, dict) else None
+            if not isinstance(alt, dict) or "reading" not in alt or (bad and test != "function"):
+                raise DeclarationError(
+                    f"{at}.alternatives[{j}] ({decl['claim']!r}): an alternative is a 'reading' and the keys it "
+                    f"changes, among {sorted(TEST_KEYS[test])} (got {alt!r})"
+                )
         if test == "function":
             if ":" not in str(decl["function"]):
                 raise DeclarationError(f"{at}: function {decl['function']!r}: write it as 'package.module:name'")

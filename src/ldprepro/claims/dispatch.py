@@ -10,7 +10,10 @@ For every figure of every paper (and every experiment a user adds) the same step
    while some panels are missing says which;
 4. declarations marked ``per_role`` are decided once per role, those marked ``once`` once per
    figure (exact computations from the closed forms, whatever the data);
-5. ``judge`` combines the points and applies the figure's Holm correction.
+5. robustness: a declaration's ``alternatives`` (other readings of an [I]/[U] choice) are decided
+   too, and so are the LDP-SGD group-size controls; each claim's ``robustness`` says "robust" when
+   they all give its verdict, else "depends on: <reading> (<verdict per alternative>)";
+6. ``judge`` combines the points of each claim (each claim is its own family).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import pandas as pd
 
 from ldprepro.claims.declarations import decide, validate
 from ldprepro.claims.results import Results, group_rules, panel_role
-from ldprepro.claims.verdicts import judge, not_testable
+from ldprepro.claims.verdicts import Claim, claim_row, judge, not_testable
 
 NO_CLAIM_HINT = (
     "this experiment declares no claim; declare one under `claims:` in its config.yaml entry "
@@ -39,16 +42,70 @@ def _blocks(declarations: list[dict]) -> list[list[dict]]:
     return blocks
 
 
+def _verdict(c) -> str:
+    return c["verdict"] if isinstance(c, dict) else claim_row(c)["verdict"]
+
+
+def _robustness(verdicts: dict[str, str], declared: str) -> str:
+    """'robust', or 'depends on: …' naming each alternative reading whose verdict differs."""
+    differ = {reading: v for reading, v in verdicts.items() if v != declared}
+    if not differ:
+        return "robust"
+    return (
+        "depends on: " + "; ".join(f"{reading} → {v}" for reading, v in differ.items()) + f" (as declared: {declared})"
+    )
+
+
+def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
+    """The claims of one declaration and, under each declared alternative reading, their
+    robustness (the alternatives' claims are decided, compared and dropped)."""
+    claims = decide(res, d, datasets)
+    alternatives = d.get("alternatives") or []
+    if not alternatives:
+        return claims
+    per_alt = {}
+    for alt in alternatives:
+        changed = {k: v for k, v in alt.items() if k != "reading"}
+        per_alt[alt["reading"]] = decide(res, {**d, **changed, "alternatives": []}, datasets)
+    for i, c in enumerate(claims):
+        if not isinstance(c, Claim):
+            continue
+        verdicts = {r: _verdict(alt[i]) if i < len(alt) else "not testable" for r, alt in per_alt.items()}
+        c.robustness = _robustness(verdicts, _verdict(c))
+    return claims
+
+
 def _decide_all(res: Results, declarations: list[dict]) -> list:
     claims = []
     for block in _blocks(declarations):
         if block[0].get("per_dataset"):
             for ds in res.datasets:
                 for d in block:
-                    claims += decide(res, d, [ds])
+                    claims += _decide(res, d, [ds])
         else:
-            claims += decide(res, block[0])
+            claims += _decide(res, block[0])
     return claims
+
+
+def _group_rule_robustness(by_rule: dict) -> None:
+    """The paper's LDP-SGD group-size rule against its controls: a claim decided under the paper's
+    rule is robust to the rule when every control gives it the same verdict."""
+    paper = by_rule.get("paper")
+    if not paper or len(by_rule) < 2:
+        return
+    for i, c in enumerate(paper):
+        if not isinstance(c, Claim):
+            continue
+        verdicts = {
+            f"{rule} number of groups (control)": _verdict(claims[i]) if i < len(claims) else "not testable"
+            for rule, claims in by_rule.items()
+            if rule != "paper"
+        }
+        text = _robustness(verdicts, _verdict(c))
+        if text == "robust":
+            c.robustness = c.robustness or "robust"
+        else:
+            c.robustness = text if c.robustness in ("", "robust") else f"{c.robustness}; {text}"
 
 
 def _amend(claims: list, field: str, change) -> None:
@@ -127,18 +184,20 @@ def claims_for(
             )
             continue
         r = prepared(r, spec.get("relabel", []))
+        by_rule = {}
         for rule in group_rules(r):
             rr = r if rule is None else r[r["group_rule"] == rule]
-            claims = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls)
+            claims = by_rule[rule] = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls)
             if rule not in (None, "paper"):
                 _amend(claims, "claim", lambda text, rule=rule: f"(control: {rule} number of groups) " + text)
             if missing:
                 note = "panels not available here: " + ", ".join(missing)
                 _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)
             rows += claims
+        _group_rule_robustness(by_rule)
         rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
     once = Results(raw, fig, default_role, paper, figure, unavailable)
     for d in decls:
         if d.get("once"):
-            rows += decide(once, d)
+            rows += _decide(once, d)
     return judge(rows)

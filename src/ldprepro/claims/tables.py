@@ -82,8 +82,8 @@ def write_claims(claims: pd.DataFrame, path: str | os.PathLike, points_path: str
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
         "| figure | claim | scope | test | effect [CI (level)] | p of the decisive point (sides; Holm within the claim) "
-        "| q (BH, whole table) | n | verdict | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| q (BH, whole table) | n | verdict | robust to our readings? | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
         effect, p = effect_text(r), p_text(r)
@@ -91,7 +91,7 @@ def _table(rows: pd.DataFrame) -> list[str]:
         q = format_p(r.q_bh) if pd.notna(r.q_bh) else "—"
         out.append(
             f"| {r.paper}/{r.figure} | {_cell(r.claim)} | {_cell(r.scope)} | {_cell(r.test)} | {effect} | {p} | {q} | "
-            f"{n} | **{r.verdict}** | {_cell(r.evidence)} |"
+            f"{n} | **{r.verdict}** | {_cell(getattr(r, 'robustness', '—'))} | {_cell(r.evidence)} |"
         )
     return out
 
@@ -111,7 +111,8 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         "own family: p is the decisive point's raw p (the weakest point of a claim that holds — the "
         "intersection–union test — or the point most against it), with its Holm-adjusted p across the claim's "
         "points; q is the Benjamini–Hochberg q across the whole table, shown for reference only (it never changes "
-        "a verdict); 'exact' marks verdicts computed from the closed forms. Per-point evidence: "
+        "a verdict); 'exact' marks verdicts computed from the closed forms; 'robust' means every alternative reading "
+        "the claim declares (and every LDP-SGD group-size control) gives the same verdict. Per-point evidence: "
         "results/<paper>/<figure>/claim_points.parquet.",
         "",
     ]

@@ -102,6 +102,7 @@ CLAIM_COLUMNS = [
     "reps_needed",
     "data_role",
     "verdict",
+    "robustness",
     "evidence",
 ]
 
@@ -155,6 +156,7 @@ class Claim:
     theory_effect: float | None = None
     points: list[Point] = field(default_factory=list)
     evidence: str = ""
+    robustness: str = ""  # "robust", "depends on: …" under the declared alternative readings ("" if none)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -180,6 +182,7 @@ def _row(c: Claim, **values) -> dict:
         kind=c.kind,
         data_role=c.data_role,
         evidence=c.evidence,
+        robustness=c.robustness or "—",
     )
     row.update(values)
     return row
@@ -386,6 +389,7 @@ def validate_claims(df: pd.DataFrame) -> pd.DataFrame:
     if roles:
         raise ValueError(f"unknown data roles {roles}; use one of {DATA_ROLES}")
     df = df[CLAIM_COLUMNS].copy()
+    df["robustness"] = df["robustness"].fillna("—").astype(str)
     for col in ("effect", "ci_low", "ci_high", "ci_level", "p_value", "p_holm", "mde", "reps_needed"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     for col in ("claim_id", "n_reps", "p_sides", "n_points", "n_favour"):

@@ -58,6 +58,9 @@ def claim_line(r) -> str:
     p = "" if pd.isna(r.p_value) else f", p = {p_text(r)}"
     test = f" Test: {_escape(r.test)}: {effect_text(r)}{p}{n}." if r.verdict != "not testable" else ""
     why = f" {_escape(r.evidence)}" if r.verdict == "not testable" else ""
+    robust = getattr(r, "robustness", "—")
+    if isinstance(robust, str) and robust.startswith("depends on"):
+        why += f" Not robust to our readings: {_escape(robust.removeprefix('depends on: '))}."
     return f"- Verdict: **{r.verdict}** — {_escape(r.claim)} ({_escape(r.scope)}){role}.{test}{why}"
 
 
