@@ -133,6 +133,39 @@ rule figure_caption:
         "../scripts/figure_caption.py"
 
 
+# The forest plot of each figure's claims (ldprepro.report.forest): every point of every claim with its
+# effect and interval, from claim_points.parquet; in the report beside the figure.
+for (_paper, _fig), _f in CAPTIONS.items():
+    ALL_TARGETS.append(f"results/{_paper}/{_fig}/claims_forest.png")
+
+    rule:
+        name:
+            f"claims_forest_{_paper}_{_fig}"
+        input:
+            claims=f"results/{_paper}/{_fig}/claims.parquet",
+            points=f"results/{_paper}/{_fig}/claim_points.parquet",
+        output:
+            png=report_if_built(
+                f"results/{_paper}/{_fig}/claims_forest.png",
+                caption="../report/forest.rst",
+                category="claims",
+                labels={"figure": f"{_paper} {_fig}", "title": "forest plot of the claims"},
+            ),
+        log:
+            f"logs/report/forest_{_paper}_{_fig}.log",
+        group:
+            "render"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("tables"),
+        params:
+            code=code("claims_forest.py"),
+        script:
+            "../scripts/claims_forest.py"
+
+
 localrules:
     report_tables,
     readme_figures,

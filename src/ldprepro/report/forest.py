@@ -1,0 +1,88 @@
+"""The forest plot of a figure's claims: every point of every claim (``claim_points.parquet``) with
+its effect and interval, one panel per claim, the no-effect line, and each point coloured by the side
+it favours. It shows at a glance what the claims table condenses into one line: which points carry a
+verdict, which are undecided, and which go against the claim.
+
+Ratios (effect scale "ratio …") are drawn on a log axis around 1; differences and slopes on a linear
+axis around 0; exact points as diamonds without an interval. A claim with many points shows its
+``MAX_POINTS`` weakest (largest raw p in the claim's favour, every contrary point first) and says so."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import numpy as np
+import pandas as pd
+
+from ldprepro.report.plotting import PALETTE, plt, save_figure
+
+MAX_POINTS = 30
+COLOURS = {"claim": PALETTE["blue"], "against": PALETTE["vermillion"], "none": PALETTE["grey"]}
+
+
+def _shown(points: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The points drawn for one claim: all, or the MAX_POINTS weakest (contrary points first)."""
+    if len(points) <= MAX_POINTS:
+        return points, 0
+    order = points.assign(_against=points["favours"] != "claim", _p=points["p_value"].fillna(1.0)).sort_values(
+        ["_against", "_p"], ascending=[False, False], kind="mergesort"
+    )
+    return order.head(MAX_POINTS).sort_index(), len(points) - MAX_POINTS
+
+
+def _panel(ax, points: pd.DataFrame, title: str) -> None:
+    shown, hidden = _shown(points)
+    y = np.arange(len(shown))[::-1]
+    tested = shown[~shown["exact"].astype(bool)]
+    scales = tested if len(tested) else shown
+    ratio = bool(scales["effect_scale"].astype(str).str.contains("ratio").all()) and bool((shown["effect"] > 0).all())
+    for yi, r in zip(y, shown.itertuples()):
+        colour = COLOURS.get(r.favours, PALETTE["grey"])
+        if r.exact or not np.isfinite(r.ci_low):
+            ax.plot([r.effect], [yi], marker="D", color=colour, ms=4, ls="none")
+        else:
+            ax.errorbar(
+                [r.effect],
+                [yi],
+                xerr=[[r.effect - r.ci_low], [r.ci_high - r.effect]],
+                fmt="o",
+                color=colour,
+                ms=3,
+                capsize=2,
+                lw=1,
+            )
+    ax.axvline(1.0 if ratio else 0.0, color=PALETTE["black"], lw=0.8, ls="--")
+    if ratio:
+        ax.set_xscale("log")
+    ax.set_yticks(y)
+    ax.set_yticklabels([textwrap.shorten(str(p), 38, placeholder="…") for p in shown["point"]], fontsize=6)
+    scale = scales["effect_scale"].iloc[0] if len(scales) else ""
+    levels = sorted({f"{round(100 * v)} %" for v in shown["ci_level"].dropna()})
+    ax.set_xlabel(f"{scale}" + (f" ({', '.join(levels)} CI)" if levels else ""), fontsize=7)
+    extra = f" — {hidden} more points not drawn (the weakest {MAX_POINTS} shown)" if hidden else ""
+    ax.set_title(textwrap.fill(title + extra, 110), fontsize=7, loc="left")
+
+
+def draw_forest(
+    claims: pd.DataFrame, points: pd.DataFrame, png: str | os.PathLike, svg: str | os.PathLike | None = None
+) -> None:
+    """One panel per claim with points (claims without points — not testable — are listed in the
+    title instead); the verdict heads each panel."""
+    with_points = [c for c in claims.itertuples() if (points["claim_id"] == c.claim_id).any()]
+    heights = [0.9 + 0.16 * min(MAX_POINTS, int((points["claim_id"] == c.claim_id).sum())) for c in with_points]
+    fig, axes = plt.subplots(
+        max(1, len(with_points)),
+        1,
+        figsize=(7.5, max(1.5, sum(heights) + 0.4)),
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights or [1]},
+    )
+    if not with_points:
+        axes[0, 0].axis("off")
+        axes[0, 0].text(0.0, 0.5, "no claim of this figure was decided on points (see its claims table)", fontsize=8)
+    for ax, c in zip(axes[:, 0], with_points):
+        role = "" if c.data_role == "paper" else f" [{c.data_role} data]"
+        _panel(ax, points[points["claim_id"] == c.claim_id], f"{c.verdict.upper()}: {c.claim}{role}")
+    fig.tight_layout()
+    save_figure(fig, png, svg)

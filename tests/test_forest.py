@@ -1,0 +1,34 @@
+"""The forest plot of a figure's claims, drawn from the engine's own tables (issue 26.4)."""
+
+import numpy as np
+import pandas as pd
+
+from ldprepro.claims.verdicts import Claim, exact_point, judge, paired_point, tie_point
+from ldprepro.report import forest
+
+
+def _claims():
+    rng = np.random.default_rng(1)
+    many = [paired_point(rng.gamma(2, 1, 40), rng.gamma(2, 1.2, 40), f"ε={i}") for i in range(forest.MAX_POINTS + 5)]
+    mixed = [tie_point("ε=0.5", "same law"), paired_point(rng.gamma(2, 1, 40), rng.gamma(2, 1.5, 40), "ε=1")]
+    exact = [exact_point("k=2", True, 0.5)]
+    return judge(
+        [
+            Claim("p", "f", c, "s", "pairwise", points=pts)
+            for c, pts in (("many", many), ("mixed", mixed), ("exact", exact))
+        ]
+    )
+
+
+def test_every_claim_with_points_gets_a_panel_and_the_weakest_points_are_kept(tmp_path):
+    table = _claims()
+    points = pd.DataFrame(table.attrs["points"])
+    shown, hidden = forest._shown(points[points["claim_id"] == 1])
+    assert hidden == 5 and len(shown) == forest.MAX_POINTS
+    dropped = points[(points["claim_id"] == 1) & ~points.index.isin(shown.index)]
+    assert (
+        dropped["p_value"].max() <= shown.loc[shown["favours"] == "claim", "p_value"].min()
+        or (dropped["favours"] == "claim").all()
+    )
+    forest.draw_forest(table, points, tmp_path / "forest.png")
+    assert (tmp_path / "forest.png").stat().st_size > 10_000
