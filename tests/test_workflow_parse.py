@@ -345,3 +345,31 @@ raise SystemExit(0)
         "eps = 0.5 done",
     ):
         assert needle in text
+
+
+def test_editing_a_claim_declaration_reruns_the_claim_steps_only(tmp_path, monkeypatch):
+    """claims.yaml is read at run time by the dispatcher, not imported: its hash (and that of the
+    modules its function entries name) is a param of the figure rules, never of the compute jobs."""
+
+    from ldprepro.pipeline import parse
+
+    root = tmp_path / "ldprepro"
+    shutil.copytree(parse._package_root(), root, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(parse, "_package_root", lambda: root)
+    parse.declarations_hash.cache_clear()
+    parse.code_hash.cache_clear()
+    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "experiment_job.py"
+    before, job_before = parse.declarations_hash(), parse.code_hash(script)
+    decl = root / "papers" / "dct" / "claims.yaml"
+    decl.write_text(decl.read_text(encoding="utf-8").replace("margin: 1.25", "margin: 1.3", 1), encoding="utf-8")
+    parse.declarations_hash.cache_clear()
+    parse.code_hash.cache_clear()
+    assert parse.declarations_hash() != before
+    assert parse.code_hash(script) == job_before
+    exact = root / "papers" / "dct" / "exact.py"  # named by a function: entry
+    exact.write_text(exact.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited = parse.declarations_hash()
+    parse.declarations_hash.cache_clear()
+    assert parse.declarations_hash() != edited
+    parse.declarations_hash.cache_clear()
+    parse.code_hash.cache_clear()

@@ -81,6 +81,7 @@ for _fig, _entry in BSHP_FIGURES.items():
                 if c["dataset"] in BSHP_UNAVAILABLE
             },
             code=code("bshp_figure.py"),
+            declarations=DECLARATIONS,
         script:
             "../scripts/bshp_figure.py"
 

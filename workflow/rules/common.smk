@@ -9,7 +9,14 @@ from pathlib import Path
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
-from ldprepro.pipeline.parse import code_hash, compute_params, lock_hint, run_products, summary_lines
+from ldprepro.pipeline.parse import (
+    code_hash,
+    compute_params,
+    declarations_hash,
+    lock_hint,
+    run_products,
+    summary_lines,
+)
 
 # The mirror directory is consulted before the network. Config wins; the environment
 # variable LDPREPRO_DATA_MIRROR is the fallback (CI sets it to ../shared/datasets).
@@ -122,6 +129,9 @@ def _plugins_hash():
 
 
 PLUGINS_HASH = _plugins_hash()
+# The papers' claim declarations (papers/<key>/claims.yaml and the modules they name): a param of
+# every rule that decides claims, so editing a claim reruns exactly the figures' claim steps.
+DECLARATIONS = declarations_hash()
 
 # The mechanism names config.yaml uses, checked against the registry once the plugins are loaded
 # (the schema only checks that they are names): an unknown one stops the parse naming its key.

@@ -88,6 +88,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
                 p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"] if p["dataset"] in UNAVAILABLE
             },
             code=code("experiment_figure.py"),
+            declarations=DECLARATIONS,
         script:
             "../scripts/experiment_figure.py"
 

@@ -56,6 +56,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
         params:
             fig=LDPFL_FIG1,
             code=code("ldpfl_fig1_figure.py"),
+            declarations=DECLARATIONS,
         script:
             "../scripts/ldpfl_fig1_figure.py"
 
@@ -85,5 +86,6 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
             fig=LDPFL_FIG4,
             seed=config["seed"],
             code=code("ldpfl_fig4.py"),
+            declarations=DECLARATIONS,
         script:
             "../scripts/ldpfl_fig4.py"

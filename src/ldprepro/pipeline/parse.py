@@ -20,6 +20,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 LREMH = "lremh"
@@ -166,6 +167,20 @@ def _imports(path: Path, root: Path) -> tuple[Path, ...]:
     return tuple(sorted(out))
 
 
+def _declarations(root: Path) -> list[Path]:
+    """The papers' claim declarations (``papers/<key>/claims.yaml``) and the modules their
+    ``function: "ldprepro.x:name"`` entries import at run time: the claim dispatcher reads them, so
+    they are code of every job that decides claims (``declarations_hash``)."""
+    out = []
+    for decl in sorted((root / "papers").glob("*/claims.yaml")):
+        out.append(decl)
+        for module in re.findall(r"function:\s*[\"']?ldprepro\.([\w.]+):", decl.read_text(encoding="utf-8")):
+            f = _module_file(root, module)
+            if f is not None:
+                out.append(f)
+    return out
+
+
 def code_files(script: str | os.PathLike) -> list[Path]:
     """Every file of the ldprepro package that ``script`` imports, transitively."""
     root = _package_root()
@@ -187,6 +202,21 @@ def code_hash(script: str | os.PathLike) -> str:
     root = _package_root()
     h = hashlib.sha256()
     for f in code_files(script):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def declarations_hash() -> str:
+    """sha256 (16 hex digits) of the papers' claim declarations and of every module (with its
+    imports) that a ``function:`` entry names: a param of the figure rules, which decide claims, so
+    that editing a claim reruns its figures' claims and nothing upstream (the compute jobs)."""
+    root = _package_root()
+    files = set(_declarations(root))
+    for f in sorted(p for p in files if p.suffix == ".py"):
+        files |= set(code_files(f))
+    h = hashlib.sha256()
+    for f in sorted(files):
         h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
