@@ -43,7 +43,12 @@ def claims_table(paths) -> pd.DataFrame:
 
 
 def claims_html(paths) -> str:
+    """Every claim of every figure with its verdict, and the Benjamini–Hochberg q of its decisive p
+    across the whole table (secondary, ``claims.tables.with_q``)."""
+    from ldprepro.claims.tables import with_q
+
     df = claims_table(paths)
+    df = with_q(df) if "p_value" in df else df
     return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
 
 
