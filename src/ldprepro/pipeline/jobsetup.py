@@ -5,7 +5,9 @@
 - sends the ``logging`` records and Python warnings of the job to ``snakemake.log[0]`` (and a
   traceback there if the job fails), so every rule's log says what the job did;
 - :func:`progress` writes progress lines to the log, and to the console at most once a minute, so
-  long jobs (HierA, LDP-SGD, LREMH) show they are alive without flooding a run of 100+ jobs.
+  long jobs (HierA, LDP-SGD, LREMH) show they are alive without flooding a run of 100+ jobs;
+- loads config.yaml's ``mechanism_plugins`` in the jobs whose code fingerprint includes them, and has
+  every plugin mechanism the job builds verified (``registry.require_verified_plugins``).
 """
 
 from __future__ import annotations
@@ -89,13 +91,29 @@ def start(smk) -> logging.Logger:
     atexit.register(log_resources)
     log.info("%s: started (threads=%s)", name, getattr(smk, "threads", 1))
     plugins = (getattr(smk, "config", None) or {}).get("mechanism_plugins") or []
-    if plugins:  # user mechanisms (config.yaml mechanism_plugins): registered before any job code runs
-        # imported by name, not statically: the workflow's code fingerprint of a script follows its
+    if plugins and _runs_mechanisms(smk):
+        # user mechanisms (config.yaml mechanism_plugins): registered before any job code runs.
+        # Imported by name, not statically: the workflow's code fingerprint of a script follows its
         # static imports, and a job that uses no mechanism must not rerun when one changes (the
         # plugins' own files are fingerprinted by the workflow, common.smk `code`)
         registry = importlib.import_module("ldprepro.domain.mechanisms.registry")
         log.info("mechanism plugins %s registered %s", plugins, registry.load_plugins(plugins))
+        # the audit and the benchmark judge a law themselves and report it "unverifiable"; every
+        # other job refuses to run a plugin whose declared law fails the check
+        registry.require_verified_plugins("report" if smk.rule in JUDGING_RULES else "strict")
     return log
+
+
+#: rules that report a plugin's unverifiable law instead of failing on it (docs/audit.md)
+JUDGING_RULES = ("audit_family", "benchmark_job", "benchmark_tables")
+
+
+def _runs_mechanisms(smk) -> bool:
+    """Whether the job's code fingerprint includes the plugins (common.smk ``code``): the data
+    jobs' does not, so they neither rerun nor run plugin code when a plugin changes or breaks."""
+    params = getattr(smk, "params", None)
+    fingerprint = getattr(params, "code", None) if params is not None else None
+    return not isinstance(fingerprint, str) or "+plugins:" in fingerprint
 
 
 def progress(message: str, *args) -> None:
