@@ -17,6 +17,7 @@ PLUGINS = REPO / "tests" / "plugins"
 JOB = """
 import sys
 from types import SimpleNamespace
+import ldprepro.domain.mechanisms.law_check  # numpy, scipy: imported before the clock starts (a test)
 from ldprepro.pipeline import jobsetup
 rule, code, plugin, log, runtime = sys.argv[1:6]
 smk = SimpleNamespace(
@@ -69,3 +70,22 @@ def test_a_data_job_does_not_load_the_plugins(tmp_path):
     proc, out, _ = fake_job(tmp_path, "data_fetch", "abc", PLUGINS / "fails_in_jobs.py", "laplace")
     assert proc.returncode == 0, out[-2000:]
     assert "registered: laplace," in out and "needs_fancy_dependency" not in out
+
+
+def test_a_job_past_its_runtime_is_stopped_naming_the_mechanism_that_hung(tmp_path):
+    """Issue 29.5: a plugin whose perturb never returns used to hang its job with no limit. The
+    job's `runtime` resource (here 0.03 min; Snakemake passes whole minutes) now stops it, and the
+    console and the job log say which mechanism was running and how to raise the limit."""
+    import time
+
+    t0 = time.monotonic()
+    proc, out, log = fake_job(tmp_path, "figure_job", "abc+plugins:1", PLUGINS / "hangs.py", "hangs", runtime="0.03")
+    assert time.monotonic() - t0 < 60
+    assert proc.returncode != 0
+    message = (
+        "figure_job: stopped after its wall-time limit of 0.03 min (resources: runtime) while running "
+        "mechanism 'hangs' (class Hangs in "
+    )
+    assert message in out and message in log, out[-2000:]
+    assert "hangs.py) at ε = 1, in _perturb_block()" in out
+    assert "snakemake --set-resources figure_job:runtime=<minutes>" in out
