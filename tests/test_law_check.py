@@ -148,3 +148,14 @@ def test_jobs_verify_plugins_once_and_refuse_an_unverifiable_one(bad_plugins, ca
     with caplog.at_level(logging.WARNING, logger="ldprepro"):
         get_mechanism("nan_pdf", 1.0)
     assert any("'nan_pdf' at ε = 1: unverifiable law" in r.message for r in caplog.records)
+
+
+def test_the_contract_checker_reports_an_unverifiable_law(bad_plugins):
+    """check_mechanism (the plugin author's checker) runs the same law check as the audit."""
+    from ldprepro.domain.mechanisms.contract import check_mechanism
+
+    report = check_mechanism("silent_laplace", eps_grid=(1.0,), n=5000)
+    assert any(
+        f.startswith("ε=1 declared law verified: perturb at x = -1: outputs do not follow") for f in report.failures
+    )
+    assert not [f for f in check_mechanism("laplace", eps_grid=(1.0,), n=5000).failures if "declared law" in f]
