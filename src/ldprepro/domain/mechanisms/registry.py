@@ -143,7 +143,7 @@ def verify_plugin(name: str, mech, discretize=None, params=None) -> None:
     mode = _VERIFY["mode"]
     if mode is None or name not in plugin_names():
         return
-    key = (name, float(mech.eps), discretize, tuple(sorted((params or {}).items())))
+    key = (name, float(mech.eps), discretize, repr(sorted((params or {}).items())))
     if key not in _VERIFIED:
         import logging
 
