@@ -159,3 +159,14 @@ def test_the_contract_checker_reports_an_unverifiable_law(bad_plugins):
         f.startswith("ε=1 declared law verified: perturb at x = -1: outputs do not follow") for f in report.failures
     )
     assert not [f for f in check_mechanism("laplace", eps_grid=(1.0,), n=5000).failures if "declared law" in f]
+
+
+def test_a_perturb_that_raises_is_named():
+    class Raises(Laplace):
+        def _perturb_block(self, x, rng):
+            raise ZeroDivisionError("oops")
+
+    with pytest.raises(
+        MechanismOutputError, match=r"class .*Raises in .*: perturb raised ZeroDivisionError at x = -1: oops"
+    ):
+        verify_law(Raises(1.0))

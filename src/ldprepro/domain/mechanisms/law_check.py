@@ -276,7 +276,15 @@ def verify_law(mech: Mechanism, name: str | None = None, n: int = N_SAMPLES, see
     for x in INPUTS:
         _mass, probs, grid, bin_of_cell = laws[x]
         xin = np.full(n, x)
-        y = check_output(mech, xin, mech.perturb(xin, rng))
+        try:
+            raw = mech.perturb(xin, rng)
+        except MechanismOutputError:
+            raise
+        except Exception as exc:
+            raise MechanismOutputError(
+                f"{describe(mech)}: perturb raised {type(exc).__name__} at x = {x:g}: {exc}"
+            ) from exc
+        y = check_output(mech, xin, raw)
         atom_of, cell_of = _classify(y, atoms, grid)
         cat = np.full(n, len(atoms) + N_BINS)  # elsewhere
         cat[atom_of >= 0] = atom_of[atom_of >= 0]
