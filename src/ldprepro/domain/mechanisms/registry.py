@@ -6,8 +6,10 @@
 ``MyMech(eps, **params)`` must honour the contract of :class:`ldprepro.domain.mechanisms.base.Mechanism`
 (``perturb``, ``variance``, ``worst_case_variance``, ``support``/``pmf``/``pdf``,
 ``output_bounds``). A pipeline run loads user modules listed under ``mechanism_plugins`` in
-config.yaml (:func:`load_plugins`, called by every job's set-up), so a plugin needs no edit of this
-package. :func:`ldprepro.domain.mechanisms.contract.check_mechanism` runs the correctness checks on it.
+config.yaml (:func:`load_plugins`, called by the set-up of every job that runs mechanisms), so a
+plugin needs no edit of this package, and has the law of each plugin mechanism it builds verified
+(:func:`require_verified_plugins`). :func:`ldprepro.domain.mechanisms.contract.check_mechanism`
+runs the correctness checks on it.
 """
 
 from __future__ import annotations
