@@ -12,13 +12,19 @@ that runs a plugin mechanism: ``registry.require_verified_plugins``).
     any declared ``density_pieces``, and pmf + ∫pdf (midpoint rule on that grid: exact for
     piecewise-constant densities) is 1 within :data:`MASS_TOL` (the contract's tolerance);
 (b) ``perturb`` samples from it: N = :data:`N_SAMPLES` outputs at each of x = −1, 0, 1 (fixed seed)
-    are classified into the declared atoms (within 1e-9 relative), :data:`N_BINS` bins of equal
-    declared density mass, and "elsewhere" (outside the atoms and the density's range, declared
-    mass max(0, 1 − total)). Categories whose expected count is < 5 are pooled and judged by the
+    are classified into the declared atoms (the same double exactly), :data:`N_BINS` bins of equal
+    declared density mass (an atom inside the density's range joins the bin around it), and
+    "elsewhere" (outside the atoms and the density's range, declared mass max(0, 1 − total)). Categories whose expected count is < 5 are pooled and judged by the
     exact binomial upper tail (an output the law says is impossible fails at once); the others by
     Pearson's chi-square. Each of the two tests runs at level :data:`ALPHA`/2 per input, so a
     correct mechanism fails with probability ≤ 3 × 1e-6 per ε (a false alarm is essentially never
     seen; the seed is fixed, so the outcome is reproducible).
+
+Range. The declared pdf is integrated in double precision, so a density piece must be wider than
+~10^4 doubles (:data:`RESOLVABLE_ULPS`): every built-in mechanism passes at every ε ≤ 50 (measured
+at 0.1 … 50); above ~55 the PM family's window (2/(e^{ε/2} − 1) wide) is too narrow and the check
+reports its mass error as unverifiable, saying that the piece is below double precision. The
+pipeline's audit and benchmark grids stop at ε = 8.
 
 Power. A sampler that returns x unchanged (no noise) fails for certain: its N outputs fall in
 one category of declared probability p ≤ 1/2 (1/N_BINS for a density), so either they are
@@ -51,7 +57,6 @@ N_SAMPLES = 20_000  # outputs drawn at each extreme input
 N_BINS = 50  # bins of equal declared density mass
 INPUTS = (-1.0, 0.0, 1.0)
 N_GRID = 200_001
-ATOM_RTOL = 1e-9
 
 
 class MechanismOutputError(ValueError):
@@ -139,6 +144,21 @@ def _piece_edges(mech, x: float) -> np.ndarray:
     return np.asarray(edges, dtype=float)
 
 
+#: a declared density piece narrower than this many doubles cannot be integrated from ``pdf``
+RESOLVABLE_ULPS = 1e4
+
+
+def _unresolvable(mech, x: float) -> bool:
+    """Whether a declared density piece at input x is too narrow for double precision (e.g. PM's
+    window, 2/(e^{ε/2} − 1) wide, is ~6 doubles wide near 1 at ε = 70)."""
+    edges = _piece_edges(mech, x).reshape(-1, 2)
+    if not edges.size:
+        return False
+    width = np.abs(edges[:, 1] - edges[:, 0])
+    ulp = np.spacing(np.maximum(np.abs(edges[:, 0]), np.abs(edges[:, 1])))
+    return bool(np.any((width > 0) & (width < RESOLVABLE_ULPS * ulp)) | np.any(width == 0))
+
+
 def _range(mech) -> tuple[float, float]:
     lo, hi = (float(v) for v in mech.output_bounds())
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -175,19 +195,31 @@ def _pmf(mech, xs: np.ndarray, atoms: np.ndarray) -> np.ndarray:
 
 
 def _classify(y: np.ndarray, atoms: np.ndarray, grid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """(index of the atom each output is, −1 if none; index of its density cell, −1 if none)."""
+    """(index of the atom each output is, −1 if none; index of its density cell, −1 if none). An
+    output is an atom only if it is that double exactly (as the audit's likelihood ratio reads it):
+    a sampler that puts information in the low bits of an atom does not sample the declared law."""
     atom_of = np.full(y.shape, -1)
     if len(atoms):
-        j = np.clip(np.searchsorted(atoms, y), 1, len(atoms) - 1) if len(atoms) > 1 else np.zeros(y.shape, int)
-        if len(atoms) > 1:
-            j = np.where(np.abs(atoms[j - 1] - y) <= np.abs(atoms[j] - y), j - 1, j)
-        near = np.abs(atoms[j] - y) <= ATOM_RTOL * np.maximum(1.0, np.abs(atoms[j]))
-        atom_of = np.where(near, j, -1)
+        j = np.minimum(np.searchsorted(atoms, y), len(atoms) - 1)
+        atom_of = np.where(atoms[j] == y, j, -1)
     cell_of = np.full(y.shape, -1)
     if grid is not None:
         inside = (atom_of < 0) & (y >= grid[0]) & (y <= grid[-1])
         cell_of[inside] = np.clip(np.searchsorted(grid, y[inside], side="right") - 1, 0, grid.size - 2)
     return atom_of, cell_of
+
+
+def _merged(atoms: np.ndarray, grid: np.ndarray | None, bin_of_cell: np.ndarray | None) -> np.ndarray:
+    """Category map: an atom that lies inside the density's range shares the category of the density
+    bin around it (at large ε a sampler's continuous outputs can round onto such an atom: e.g. HM's
+    Duchi atom 1 + 2/(e^ε − 1) is the double 1.0, the edge of PM's window, for ε ≳ 37)."""
+    n_atoms = len(atoms)
+    merge = np.arange(n_atoms + N_BINS + 1)
+    if grid is not None and bin_of_cell is not None:
+        inside = (atoms >= grid[0]) & (atoms <= grid[-1])
+        cells = np.clip(np.searchsorted(grid, atoms[inside], side="right") - 1, 0, grid.size - 2)
+        merge[np.flatnonzero(inside)] = n_atoms + bin_of_cell[cells]
+    return merge
 
 
 def _fit(probs: np.ndarray, counts: np.ndarray, alpha: float) -> tuple[str, dict]:
@@ -224,7 +256,7 @@ def _fit(probs: np.ndarray, counts: np.ndarray, alpha: float) -> tuple[str, dict
 def _declared_categories(mech, x: float, atoms: np.ndarray):
     """Declared probability of each atom, density bin and 'elsewhere', and a classifier of outputs."""
     p_atoms = _pmf(mech, np.array([x]), atoms)[0] if len(atoms) else np.zeros(0)
-    grid, cell_mass, bin_of_cell, p_bins = None, None, None, np.zeros(0)
+    grid, cell_mass, bin_of_cell, p_bins = None, None, None, np.zeros(N_BINS)
     if _declares_density(mech):
         grid, cell_mass = _density_cells(mech, x)
         cum = np.cumsum(cell_mass)
@@ -267,8 +299,14 @@ def verify_law(mech: Mechanism, name: str | None = None, n: int = N_SAMPLES, see
         return check
     for x, (mass, *_rest) in laws.items():
         if abs(mass - 1.0) > MASS_TOL:
+            why = (
+                " — a declared density piece is narrower than double precision resolves at this ε, so "
+                "the law cannot be checked numerically here (it may still be correct)"
+                if _unresolvable(mech, x)
+                else ""
+            )
             check.problems.append(
-                f"pmf + ∫pdf = {mass:.8g} at x = {x:g}, not 1 (tolerance {MASS_TOL:g}; ∫ over {_range(mech)})"
+                f"pmf + ∫pdf = {mass:.8g} at x = {x:g}, not 1 (tolerance {MASS_TOL:g}; ∫ over {_range(mech)}){why}"
             )
     if check.problems:
         return check
@@ -291,8 +329,11 @@ def verify_law(mech: Mechanism, name: str | None = None, n: int = N_SAMPLES, see
         in_cell = cell_of >= 0
         if bin_of_cell is not None:
             cat[in_cell] = len(atoms) + bin_of_cell[cell_of[in_cell]]
-        counts = np.bincount(cat, minlength=probs.size)
-        problem, info = _fit(probs, counts.astype(float), alpha)
+        merge = _merged(atoms, grid, bin_of_cell)
+        merged_probs = np.bincount(merge, weights=probs, minlength=probs.size)
+        counts = np.bincount(merge[cat], minlength=probs.size)
+        keep = (merged_probs > 0) | (counts > 0)
+        problem, info = _fit(merged_probs[keep], counts[keep].astype(float), alpha)
         check.fit[x] = info
         if problem:
             check.problems.append(f"perturb at x = {x:g}: {problem}")
