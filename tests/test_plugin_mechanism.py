@@ -183,7 +183,7 @@ def test_a_plugin_runs_in_an_experiment_and_an_unknown_name_stops_the_load(tmp_p
 @pytest.mark.slow
 def test_a_broken_plugin_never_deletes_raw_downloads_and_a_good_one_reruns_no_data_job(tmp_path):
     """Issue 29.3 on Adult's downloads (smoke scale, from the mirror): adding a correct plugin reruns
-    only the mechanism job; a plugin that fails inside jobs fails the mechanism job naming it, while a
+    only the mechanism job (no download, no synthetic data); a plugin that fails inside jobs fails the mechanism job naming it, while a
     download that reruns (forced here, as after an update of the data code) neither loads it nor loses
     its file; a plugin that fails on import stops the run before any job, the downloads untouched."""
     import re
@@ -197,7 +197,7 @@ def test_a_broken_plugin_never_deletes_raw_downloads_and_a_good_one_reruns_no_da
     cfg["scale"] = "smoke"
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
     raw = ["data/raw/adult/adult.data", "data/raw/adult/adult.test"]
-    targets = [*raw, "results/ldpfl/fig1/laplace.parquet"]
+    targets = [*raw, "data/processed/synth_uniform.parquet", "results/ldpfl/fig1/laplace.parquet"]
 
     def run(*args, plugin=None):
         conf = dict(cfg, mechanism_plugins=[plugin] if plugin else [])
