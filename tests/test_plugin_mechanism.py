@@ -178,3 +178,55 @@ def test_a_plugin_runs_in_an_experiment_and_an_unknown_name_stops_the_load(tmp_p
     out = dry.stdout + dry.stderr
     assert dry.returncode != 0
     assert "unknown mechanism 'binary_rr' in dct.fig9.mechanisms: register it under mechanism_plugins (known: " in out
+
+
+@pytest.mark.slow
+def test_a_broken_plugin_never_deletes_raw_downloads_and_a_good_one_reruns_no_data_job(tmp_path):
+    """Issue 29.3 on Adult's downloads (smoke scale, from the mirror): adding a correct plugin reruns
+    only the mechanism job (no download, no synthetic data); a plugin that fails inside jobs fails the mechanism job naming it, while a
+    download that reruns (forced here, as after an update of the data code) neither loads it nor loses
+    its file; a plugin that fails on import stops the run before any job, the downloads untouched."""
+    import re
+
+    import yaml
+    from test_pipeline_smoke import _mirror_env
+    from workflow_cmd import snakemake_cmd
+
+    env = _mirror_env()
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())
+    cfg["scale"] = "smoke"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    raw = ["data/raw/adult/adult.data", "data/raw/adult/adult.test"]
+    targets = [*raw, "data/processed/synth_uniform.parquet", "results/ldpfl/fig1/laplace.parquet"]
+
+    def run(*args, plugin=None):
+        conf = dict(cfg, mechanism_plugins=[plugin] if plugin else [])
+        path = tmp_path / "with_plugin.yaml"
+        path.write_text(yaml.safe_dump(conf, allow_unicode=True))
+        cmd = snakemake_cmd(*args, "--configfile", str(path), "--", *targets)
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+        return proc, proc.stdout + proc.stderr
+
+    proc, out = run("--cores", "2")
+    assert proc.returncode == 0, out[-3000:]
+    downloaded = {f: (tmp_path / f).read_bytes() for f in raw}
+
+    proc, out = run("-n", plugin=str(PLUGINS / "binary_rr.py"))
+    assert proc.returncode == 0, out[-3000:]
+    table = out.split("Job stats:")[1].split("total")[0]
+    jobs = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.MULTILINE)}
+    assert jobs == {"ldpfl_fig1_mechanism": 1}, out[-3000:]
+
+    proc, out = run(
+        "--cores", "1", "--keep-going", "--forcerun", "data_fetch", plugin=str(PLUGINS / "fails_in_jobs.py")
+    )
+    assert proc.returncode != 0
+    assert "cannot import" in out and "fails_in_jobs.py" in out and "fancy_dependency" in out, out[-3000:]
+    assert "Error in rule ldpfl_fig1_mechanism" in out and "Error in rule data_fetch" not in out, out[-3000:]
+    assert {f: (tmp_path / f).read_bytes() for f in raw} == downloaded
+
+    broken = tmp_path / "broken_plugin.py"
+    broken.write_text("raise RuntimeError('boom')\n")
+    proc, out = run("--cores", "1", "--forcerun", "data_fetch", plugin=str(broken))
+    assert proc.returncode != 0 and "cannot import" in out and "broken_plugin.py" in out and "boom" in out
+    assert {f: (tmp_path / f).read_bytes() for f in raw} == downloaded

@@ -186,6 +186,18 @@ def test_code_hash_follows_the_modules_a_script_imports(tmp_path):
     assert before[scripts[1]] == after[scripts[1]]  # synthetic data does not
 
 
+def test_an_edit_of_the_job_harness_reruns_no_job(tmp_path):
+    """pipeline/jobsetup.py (threads, log, plugin loading, time limit) changes no output: editing it
+    changes no job's code fingerprint, so it reruns no download (issue 29.3)."""
+    scripts = [str(REPO / "workflow/scripts" / s) for s in ("data_fetch.py", "data_synthetic.py", "experiment_job.py")]
+    assert all("jobsetup.py" in {p.name for p in pipeline.code_files(s)} for s in scripts)
+    src = _package_copy(tmp_path)
+    before = _hashes(src, scripts)
+    with open(src / "ldprepro/pipeline/jobsetup.py", "a") as fh:
+        fh.write("\n# an edit of the harness\n")
+    assert _hashes(src, scripts) == before
+
+
 def test_availability_is_decided_once_and_recorded(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("IPUMS_API_KEY", raising=False)

@@ -157,28 +157,6 @@ def test_after_kill_9_the_next_run_says_exactly_what_to_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_new_plugin_reruns_the_mechanism_jobs_but_no_data_job(tmp_path):
-    """Adding a mechanism plugin changes the code fingerprint of the jobs that run mechanisms, not
-    that of the data jobs (downloads, normalisation, synthetic data), which must not rerun."""
-    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
-    cfg["scale"] = "smoke"
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    targets = ["data/processed/synth_uniform.parquet", "results/ldpfl/fig1/laplace.parquet"]
-    proc = snakemake(tmp_path, "--cores", "2", "--", *targets)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-
-    def with_plugin(c):
-        c["mechanism_plugins"] = [str(REPO / "tests/plugins/binary_rr.py")]
-
-    dry = snakemake(tmp_path, "-n", "--configfile", changed_config(tmp_path, with_plugin), "--", *targets)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    text = dry.stdout + dry.stderr
-    table = text.split("Job stats:")[1].split("total")[0]
-    jobs = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.MULTILINE)}
-    assert jobs == {"ldpfl_fig1_mechanism": 1}, text[-3000:]
-
-
-@pytest.mark.slow
 def test_the_closing_summary_names_only_the_datasets_the_targets_use(tmp_path):
     """A run of one figure lists the unavailable dataset of that figure's panel, not every
     unavailable dataset of the configuration (as a run of `rule all` does)."""

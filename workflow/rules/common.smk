@@ -92,6 +92,8 @@ PRODUCT_NEEDS = []
 # job ~320 s, LREMH 3.6 min, audit 19 s, BSHP 49 s in total) x 3. data_fetch has no benchmark
 # (a download streams to disk; light, and a local rule). Every job is single-threaded (numpy code,
 # BLAS/OpenMP pinned to `threads` by ldprepro.pipeline.jobsetup), so threads = 1 everywhere.
+# runtime is enforced: a local job past it is stopped naming the mechanism it was running
+# (jobsetup.watchdog); on SLURM it is the job's time limit. Raise it: --set-resources RULE:runtime=N.
 # ---------------------------------------------------------------------------------------------
 RESOURCES = {
     #                  smoke: mem_mb, runtime   paper: mem_mb, runtime

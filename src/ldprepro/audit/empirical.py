@@ -77,6 +77,7 @@ def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: flo
         emp = empirical_lower_bound(s, trials, pilot, confidence, rng) if s.sample is not None else {}
         tol = 1e-9 * max(1.0, s.eps_claimed)
         violated = s.exact_loss > s.eps_claimed + tol or emp.get("eps_empirical", -math.inf) > s.eps_claimed + tol
+        verdict = "unverifiable" if s.unverifiable else ("violated" if violated else "holds")
         rows.append(
             {
                 "family": s.family,
@@ -91,7 +92,7 @@ def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: flo
                 "x0": str(s.pair[0]),
                 "x1": str(s.pair[1]),
                 "presented_as_ldp": s.presented_as_ldp,
-                "verdict": "violated" if violated else "holds",
+                "verdict": verdict,
                 "claim_source": s.claim_source,
                 "notes": s.notes,
             }

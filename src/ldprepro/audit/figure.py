@@ -41,6 +41,9 @@ def audit_figure(df):
         ypos = {s: i for i, s in enumerate(subjects)}
         for _, r in g.iterrows():
             y = ypos[r["subject"]]
+            if r["verdict"] == "unverifiable":  # no exact loss: its declared law failed law_check
+                ax.plot(cap, y, "x", color="#7f7f7f", ms=5)
+                continue
             ex = min(r["exact_loss"] / r["eps_claimed"], cap)
             ax.plot(ex, y, "o", color="#d62728" if r["verdict"] == "violated" else "#1f77b4", ms=4, alpha=0.7)
             if np.isfinite(r["eps_empirical"]):
@@ -57,6 +60,8 @@ def audit_figure(df):
     axes[0, 0].plot([], [], "o", color="#1f77b4", label="exact loss (claim holds)")
     axes[0, 0].plot([], [], "o", color="#d62728", label="exact loss (claim violated)")
     axes[0, 0].plot([], [], "^", color="#2ca02c", label="empirical lower bound")
+    if (df["verdict"] == "unverifiable").any():
+        axes[0, 0].plot([], [], "x", color="#7f7f7f", label="declared law unverifiable (no exact loss)")
     axes[0, 0].legend(loc="lower right")
     set_suptitle(fig, "Privacy audit: claimed vs exact vs empirical ε, every mechanism the pipeline runs")
     return fig

@@ -14,11 +14,11 @@ import numpy as np
 
 from ldprepro.domain.mechanisms import DuchiMultiDim, get_mechanism
 from ldprepro.domain.mechanisms.base import Mechanism
+from ldprepro.domain.mechanisms.law_check import verified_exact_loss
 from ldprepro.domain.mechanisms.multidim import sampling_k
 from ldprepro.domain.mechanisms.privacy_loss import (
     _log_law,
     _max_log_ratio,
-    numeric_exact_loss,
 )
 
 
@@ -42,6 +42,9 @@ class Subject:
     claim_source: str = ""
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    #: why the declared law could not be verified ('' when it was): the verdict is then
+    #: "unverifiable", with no exact loss and no empirical bound (``law_check.verify_law``)
+    unverifiable: str = ""
 
 
 def _numeric_log_lr(mech: Mechanism):
@@ -69,16 +72,21 @@ def _numeric_log_lr(mech: Mechanism):
 def numeric_subject(
     mech: Mechanism, name: str, family: str, claim_source: str, presented_as_ldp: bool = True, pair=(1.0, -1.0)
 ) -> Subject:
+    """A 1-D mechanism's subject; its declared law is verified first (``verified_exact_loss``):
+    a law that fails gets no exact loss, no empirical bound, and the verdict "unverifiable"."""
+    loss, reason = verified_exact_loss(mech, name)
     return Subject(
         name=name,
         family=family,
         eps_claimed=mech.eps,
         presented_as_ldp=presented_as_ldp,
-        exact_loss=numeric_exact_loss(mech),
+        exact_loss=loss,
         pair=pair,
-        sample=lambda x, n, rng: mech.perturb(np.full(n, float(x)), rng),
-        log_lr=_numeric_log_lr(mech),
+        sample=None if reason else (lambda x, n, rng: mech.perturb(np.full(n, float(x)), rng)),
+        log_lr=None if reason else _numeric_log_lr(mech),
         claim_source=claim_source,
+        notes=f"unverifiable: {reason}" if reason else "",
+        unverifiable=reason,
     )
 
 
@@ -92,7 +100,7 @@ def numeric_subjects(eps: float, discretize_m=(1, 10)) -> list[Subject]:
         info = MECHANISM_INFO[name]
         pair = (-1.0, 1.0) if name == "dct" else (1.0, -1.0)
         s = numeric_subject(get_mechanism(name, eps), name, "numeric", info.source, info.presented_as_ldp, pair)
-        if name == "dct":
+        if name == "dct" and not s.unverifiable:
             s.notes = "output support [v−d, v+d] moves with v"
         out.append(s)
     for m in discretize_m:
@@ -149,9 +157,32 @@ def duchi_md_subject(eps: float, d: int, ties: str) -> Subject:
 
 def sampled_md_exact(name: str, eps: float, d: int) -> float:
     """Alg. 6: k attributes at ε/k each, the sampled set independent of the data: the loss between
-    inputs differing in every attribute is k times the per-attribute loss."""
+    inputs differing in every attribute is k times the per-attribute loss (NaN if the 1-D law at
+    ε/k is not verified, ``law_check``)."""
+    return _sampled_md(name, eps, d)[0]
+
+
+def _sampled_md(name: str, eps: float, d: int) -> tuple[float, str]:
     k = sampling_k(eps, d)
-    return k * numeric_exact_loss(get_mechanism(name, eps / k))
+    loss, reason = verified_exact_loss(get_mechanism(name, eps / k), name)
+    return k * loss, reason
+
+
+def _composed_subject(name: str, eps: float, loss_reason: tuple[float, str], source: str, notes: str) -> Subject:
+    loss, reason = loss_reason
+    return Subject(
+        name,
+        "multidim",
+        eps,
+        True,
+        loss,
+        (None, None),
+        None,
+        None,
+        source,
+        notes=f"unverifiable: {reason}" if reason else notes,
+        unverifiable=reason,
+    )
 
 
 def multidim_subjects(eps: float, dims=(2, 3, 4), sampled_d=16) -> list[Subject]:
@@ -163,32 +194,22 @@ def multidim_subjects(eps: float, dims=(2, 3, 4), sampled_d=16) -> list[Subject]
             out.append(duchi_md_subject(eps, d, ties))
     for name in ["pm", "pm_sub", "three_outputs", "hm", "hm_tp"]:
         out.append(
-            Subject(
+            _composed_subject(
                 f"{name}_sampled(d={sampled_d})",
-                "multidim",
                 eps,
-                True,
-                sampled_md_exact(name, eps, sampled_d),
-                (None, None),
-                None,
-                None,
+                _sampled_md(name, eps, sampled_d),
                 "paper 002 Alg. 6 / Wang et al. Alg. 4",
-                notes=f"k = {sampling_k(eps, sampled_d)} attributes at ε/k; exact loss by composition",
+                f"k = {sampling_k(eps, sampled_d)} attributes at ε/k; exact loss by composition",
             )
         )
-    lap = get_mechanism("laplace", eps / sampled_d)
+    lap, reason = verified_exact_loss(get_mechanism("laplace", eps / sampled_d), "laplace")
     out.append(
-        Subject(
+        _composed_subject(
             f"laplace_md(d={sampled_d})",
-            "multidim",
             eps,
-            True,
-            sampled_d * numeric_exact_loss(lap),
-            (None, None),
-            None,
-            None,
+            (sampled_d * lap, reason),
             "ε/d per attribute",
-            notes="exact loss by composition",
+            "exact loss by composition",
         )
     )
     return out

@@ -110,7 +110,12 @@ def plot_ratio_to_best(ranked: pd.DataFrame, task: str, png, svg=None, cap: floa
     shared_legend(
         fig,
         list(axes.flat),
-        extra=[(Line2D([], [], ls="none", marker="o", mfc="white", mec="black"), "not LDP at this ε (never best)")],
+        extra=[
+            (
+                Line2D([], [], ls="none", marker="o", mfc="white", mec="black"),
+                "not LDP or law unverifiable at this ε (never best)",
+            )
+        ],
     )
     set_suptitle(fig, f"Benchmark — {TASK_TITLES.get(task, task)}: ratio to the best ε-LDP mechanism")
     save_figure(fig, png, svg)

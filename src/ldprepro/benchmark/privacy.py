@@ -2,7 +2,9 @@
 audit's empirical lower bound where the audit covered that ε.
 
 A mechanism whose exact loss exceeds the ε it is run at is not ε-LDP and can never be "best"
-(:mod:`.winners`). The exact loss of a 1-D mechanism is the audit's own computation from its
+(:mod:`.winners`); nor can one whose declared law fails the check of
+:func:`ldprepro.domain.mechanisms.law_check.verify_law` (no law, a law that is not a probability
+law, or samples that do not follow it): it is "unverifiable", with the reason, and no exact loss. The exact loss of a 1-D mechanism is the audit's own computation from its
 pmf/pdf (:func:`ldprepro.domain.mechanisms.privacy_loss.numeric_exact_loss`), so a mechanism
 added to the registry is judged by its law, not by what it claims. A multidimensional collection
 inherits the verdict of its 1-D mechanism (Zhao et al. Alg. 6 samples k attributes at ε/k each:
@@ -18,17 +20,24 @@ import pandas as pd
 
 from ldprepro.domain.frequency import get_oracle
 from ldprepro.domain.mechanisms import get_mechanism
-from ldprepro.domain.mechanisms.privacy_loss import numeric_exact_loss
+from ldprepro.domain.mechanisms.law_check import verified_exact_loss
 
 #: the audit's relative tolerance on "exact loss ≤ ε" (floating point of the log-ratio computation)
 TOLERANCE = 1e-9
 
 
 def exact_loss(task: str, mechanism: str, eps: float, k: int | None = None) -> float:
-    """Exact privacy loss of ``mechanism`` run at ``eps`` (frequency oracles need their k)."""
+    """Exact privacy loss of ``mechanism`` run at ``eps`` (frequency oracles need their k); NaN
+    when the mechanism's declared law is not verified (:func:`verified_loss`)."""
+    return verified_loss(task, mechanism, eps, k)[0]
+
+
+def verified_loss(task: str, mechanism: str, eps: float, k: int | None = None) -> tuple[float, str]:
+    """(exact loss, '') or, for a 1-D mechanism whose declared law fails
+    :func:`ldprepro.domain.mechanisms.law_check.verify_law`, (NaN, the reason)."""
     if task == "frequency":
-        return float(get_oracle(mechanism, int(k), float(eps)).epsilon_exact)
-    return float(numeric_exact_loss(get_mechanism(mechanism, float(eps))))
+        return float(get_oracle(mechanism, int(k), float(eps)).epsilon_exact), ""
+    return verified_exact_loss(get_mechanism(mechanism, float(eps)), mechanism)
 
 
 def privacy_table(cells: pd.DataFrame, audit: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -42,8 +51,8 @@ def privacy_table(cells: pd.DataFrame, audit: pd.DataFrame | None = None) -> pd.
         k = int(k)
         law = (task == "frequency", mech, float(eps), k)
         if law not in losses:
-            losses[law] = exact_loss(task, mech, eps, k or None)
-        loss = losses[law]
+            losses[law] = verified_loss(task, mech, eps, k or None)
+        loss, unverifiable = losses[law]
         rows.append(
             {
                 "task": task,
@@ -51,8 +60,9 @@ def privacy_table(cells: pd.DataFrame, audit: pd.DataFrame | None = None) -> pd.
                 "eps": float(eps),
                 "k": k,
                 "exact_loss": loss,
-                "ldp": bool(loss <= float(eps) + TOLERANCE * max(1.0, float(eps))),
+                "ldp": not unverifiable and bool(loss <= float(eps) + TOLERANCE * max(1.0, float(eps))),
                 "eps_empirical": _empirical(audit, task, mech, eps, k),
+                "unverifiable": unverifiable,
             }
         )
     return pd.DataFrame(rows)

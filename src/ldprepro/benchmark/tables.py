@@ -30,7 +30,7 @@ def analyse(results: pd.DataFrame, audit: pd.DataFrame | None) -> tuple[pd.DataF
     privacy = privacy_table(results, audit)
     ranked = rank_cells(results, privacy)
     ranked = ranked.merge(
-        privacy[["task", "mechanism", "eps", "exact_loss", "eps_empirical"]].drop_duplicates(
+        privacy[["task", "mechanism", "eps", "exact_loss", "eps_empirical", "unverifiable"]].drop_duplicates(
             ["task", "mechanism", "eps"]
         ),
         on=["task", "mechanism", "eps"],
@@ -54,7 +54,7 @@ def markdown(win: pd.DataFrame, ranked: pd.DataFrame, unavailable: dict[str, str
         "",
         f"Scale `{scale}`, seed {seed}. Every registered mechanism on every dataset obtainable here, at one "
         "ε grid, under common random numbers. **Best** = lowest mean error (MSE; LDP-SGD: its test metric) among the mechanisms "
-        "that are ε-LDP at that ε (exact loss from their pmf/pdf); **tied** = not separated from it by the "
+        "that are ε-LDP at that ε (exact loss from their pmf/pdf, once that law is verified); **tied** = not separated from it by the "
         "paired ratio-of-means test after Holm correction within the cell (α = 0.05). The runner-up "
         "columns give the ratio of its mean error to the best's with a 95% CI, its Holm-adjusted p and the "
         "smallest ratio the test could detect (MDE). Rule and caveats: see the end of this page.",
@@ -91,6 +91,21 @@ def markdown(win: pd.DataFrame, ranked: pd.DataFrame, unavailable: dict[str, str
         for (task, mech, eps), g in excluded.groupby(["task", "mechanism", "eps"], sort=True):
             n_below = int(((below["task"] == task) & (below["m"] == mech) & (below["eps"] == eps)).sum())
             lines.append(f"| {task} | {mech} | {eps:g} | {_g(g['exact_loss'].iloc[0])} | {n_below} of {len(g)} |")
+        lines.append("")
+    unverified = ranked[ranked["status"] == "unverifiable"]
+    if len(unverified):
+        lines += [
+            "## Unverifiable (never best)",
+            "",
+            "Their declared output law failed the check of `ldprepro.domain.mechanisms.law_check` "
+            "(docs/audit.md), so no exact loss is computed from it.",
+            "",
+            "| task | mechanism | ε | why |",
+            "|---|---|---|---|",
+        ]
+        for (task, mech, eps), g in unverified.groupby(["task", "mechanism", "eps"], sort=True):
+            why = str(g["unverifiable"].iloc[0]).replace("|", "/")
+            lines.append(f"| {task} | {mech} | {eps:g} | {why} |")
         lines.append("")
     if unavailable:
         lines += ["## Not available here", ""] + [f"- {ds}: {why}" for ds, why in sorted(unavailable.items())] + [""]

@@ -8,8 +8,9 @@ repetitions), Holm-adjusted over the comparisons of the cell. A mechanism is *ti
 candidate unless its ratio is > 1 with Holm-adjusted p < α; the winner of the cell is the set
 {candidate} ∪ tied. Choosing the candidate by its sample mean favours it slightly, so the test
 separates a little more readily than a pre-declared pair would; a tie therefore really means the
-repetitions cannot tell the mechanisms apart. Mechanisms that are not LDP are reported with their
-error and ratio but never compete: they cannot be "best".
+repetitions cannot tell the mechanisms apart. Mechanisms that are not LDP, or whose declared law is
+unverifiable (:mod:`.privacy`), are reported with their error and ratio but never compete: they
+cannot be "best".
 """
 
 from __future__ import annotations
@@ -21,16 +22,20 @@ import pandas as pd
 
 from ldprepro.claims.verdicts import ALPHA, holm, ratio_of_means_point
 
-STATUSES = ("best", "tied", "worse", "not LDP")
+STATUSES = ("best", "tied", "worse", "not LDP", "unverifiable")
 
 
-def cell_table(errors: dict[str, np.ndarray], ldp: dict[str, bool], alpha: float = ALPHA) -> pd.DataFrame:
+def cell_table(
+    errors: dict[str, np.ndarray], ldp: dict[str, bool], alpha: float = ALPHA, unverifiable=()
+) -> pd.DataFrame:
     """One row per mechanism of a cell: mean error, ratio to the candidate with its CI, Holm p,
-    MDE of the ratio test, and status (best / tied / worse / not LDP). ``errors`` holds the
-    per-repetition squared errors, paired by repetition."""
+    MDE of the ratio test, and status (best / tied / worse / not LDP / unverifiable). ``errors``
+    holds the per-repetition squared errors, paired by repetition; the mechanisms in
+    ``unverifiable`` (their declared law failed ``law_check``) never compete, like the not-LDP ones."""
     missing = [m for m in errors if m not in ldp]
     if missing:
         raise KeyError(f"no privacy verdict for {missing}")
+    ldp = {m: bool(v) and m not in set(unverifiable) for m, v in ldp.items()}
     means = {m: float(np.mean(e)) for m, e in errors.items()}
     eligible = [m for m in errors if ldp[m] and math.isfinite(means[m])]
     best = min(eligible, key=lambda m: means[m]) if eligible else None
@@ -47,6 +52,8 @@ def cell_table(errors: dict[str, np.ndarray], ldp: dict[str, bool], alpha: float
         pt = points.get(m)
         if m == best:
             status = "best"
+        elif m in set(unverifiable):
+            status = "unverifiable"
         elif not ldp[m]:
             status = "not LDP"
         elif best is None:
@@ -83,12 +90,18 @@ def rank_cells(results: pd.DataFrame, privacy: pd.DataFrame, alpha: float = ALPH
             f"one metric per benchmark task expected, got {err.groupby('task')['metric'].unique().to_dict()}"
         )
     priv = privacy.set_index(["task", "mechanism", "eps", "k"])["ldp"]
+    reasons = (
+        privacy.set_index(["task", "mechanism", "eps", "k"])["unverifiable"]
+        if "unverifiable" in privacy
+        else pd.Series("", index=priv.index)
+    )
     out = []
     for (task, dataset, eps), cell in err.groupby(["task", "dataset", "eps"], sort=True):
         wide = cell.pivot(index="rep", columns="mechanism", values="value")
         ks = cell.groupby("mechanism")["k"].first()
         ldp = {m: bool(priv.loc[(task, m, float(eps), ks[m])]) for m in wide.columns}
-        table = cell_table({m: wide[m].to_numpy() for m in wide.columns}, ldp, alpha)
+        unverified = [m for m in wide.columns if reasons.loc[(task, m, float(eps), ks[m])]]
+        table = cell_table({m: wide[m].to_numpy() for m in wide.columns}, ldp, alpha, unverified)
         out.append(table.assign(task=task, dataset=dataset, eps=float(eps)))
     cols = ["task", "dataset", "eps"]
     return (

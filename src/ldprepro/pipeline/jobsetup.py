@@ -5,16 +5,23 @@
 - sends the ``logging`` records and Python warnings of the job to ``snakemake.log[0]`` (and a
   traceback there if the job fails), so every rule's log says what the job did;
 - :func:`progress` writes progress lines to the log, and to the console at most once a minute, so
-  long jobs (HierA, LDP-SGD, LREMH) show they are alive without flooding a run of 100+ jobs.
+  long jobs (HierA, LDP-SGD, LREMH) show they are alive without flooding a run of 100+ jobs;
+- loads config.yaml's ``mechanism_plugins`` in the jobs whose code fingerprint includes them, and has
+  every plugin mechanism the job builds verified (``registry.require_verified_plugins``);
+- gives the job a wall-time limit from its ``runtime`` resource (minutes; Snakemake's local executor
+  enforces none): past it, :class:`JobTimeout` stops the job naming the mechanism it was running
+  (:func:`watchdog`).
 """
 
 from __future__ import annotations
 
 import atexit
+import faulthandler
 import importlib
 import logging
 import os
 import resource
+import signal
 import sys
 import time
 
@@ -88,14 +95,100 @@ def start(smk) -> logging.Logger:
     sys.excepthook = excepthook
     atexit.register(log_resources)
     log.info("%s: started (threads=%s)", name, getattr(smk, "threads", 1))
+    watchdog(smk, name)
     plugins = (getattr(smk, "config", None) or {}).get("mechanism_plugins") or []
-    if plugins:  # user mechanisms (config.yaml mechanism_plugins): registered before any job code runs
-        # imported by name, not statically: the workflow's code fingerprint of a script follows its
+    if plugins and _runs_mechanisms(smk):
+        # user mechanisms (config.yaml mechanism_plugins): registered before any job code runs.
+        # Imported by name, not statically: the workflow's code fingerprint of a script follows its
         # static imports, and a job that uses no mechanism must not rerun when one changes (the
         # plugins' own files are fingerprinted by the workflow, common.smk `code`)
         registry = importlib.import_module("ldprepro.domain.mechanisms.registry")
         log.info("mechanism plugins %s registered %s", plugins, registry.load_plugins(plugins))
+        # the audit and the benchmark judge a law themselves and report it "unverifiable"; every
+        # other job refuses to run a plugin whose declared law fails the check
+        registry.require_verified_plugins("report" if smk.rule in JUDGING_RULES else "strict")
     return log
+
+
+#: rules that report a plugin's unverifiable law instead of failing on it (docs/audit.md)
+JUDGING_RULES = ("audit_family", "benchmark_job", "benchmark_tables")
+
+
+def _runs_mechanisms(smk) -> bool:
+    """Whether the job's code fingerprint includes the plugins (common.smk ``code``): the data
+    jobs' does not, so they neither rerun nor run plugin code when a plugin changes or breaks."""
+    params = getattr(smk, "params", None)
+    fingerprint = getattr(params, "code", None) if params is not None else None
+    return not isinstance(fingerprint, str) or "+plugins:" in fingerprint
+
+
+#: seconds after the limit at which a job whose Python code cannot be interrupted (a C loop
+#: holding the interpreter) is ended by faulthandler, with every thread's traceback in the log
+HARD_KILL_GRACE_S = 30.0
+
+
+class JobTimeout(BaseException):
+    """The job ran past its ``runtime`` resource (a BaseException, like KeyboardInterrupt, so that
+    no ``except Exception`` in job or plugin code swallows it)."""
+
+
+def _mechanism_in(frame) -> str:
+    """The innermost mechanism being run in ``frame``'s stack ('' if none): a ``self`` that is a
+    1-D mechanism (``law_check.describe`` names it as registered, with its class and file) or a
+    multidimensional collection."""
+    base = sys.modules.get("ldprepro.domain.mechanisms.base")
+    multidim = sys.modules.get("ldprepro.domain.mechanisms.multidim")
+    kinds = tuple(k for k in (getattr(base, "Mechanism", None), getattr(multidim, "MultiDimMechanism", None)) if k)
+    while frame is not None and kinds:
+        obj = frame.f_locals.get("self")
+        if isinstance(obj, kinds):
+            if base is not None and isinstance(obj, base.Mechanism):
+                describe = importlib.import_module("ldprepro.domain.mechanisms.law_check").describe
+                return f"{describe(obj)} at ε = {obj.eps:g}, in {frame.f_code.co_name}()"
+            return f"{type(obj).__name__} {getattr(obj, 'name', '')} in {frame.f_code.co_name}()"
+        frame = frame.f_back
+    return ""
+
+
+def watchdog(smk, name: str) -> float | None:
+    """Stop a local job when it has run for its ``runtime`` resource (minutes): SIGALRM raises
+    :class:`JobTimeout` naming the mechanism being run at that moment (or the code line), which the
+    job log and the console show; if Python cannot get control (a C loop), faulthandler ends the
+    process :data:`HARD_KILL_GRACE_S` later, writing every thread's traceback to the log. Returns the
+    limit in seconds (None: no runtime resource, no limit)."""
+    runtime = getattr(getattr(smk, "resources", None), "runtime", None)
+    try:
+        seconds = float(runtime) * 60.0
+    except (TypeError, ValueError):
+        return None
+    if not seconds > 0 or not hasattr(signal, "SIGALRM") or os.environ.get("SLURM_JOB_ID"):
+        return None  # (on a cluster the scheduler enforces the same runtime)
+    rule = getattr(smk, "rule", "job")
+
+    def on_alarm(signum, frame):
+        what = _mechanism_in(frame)
+        here = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}()" if frame else "?"
+        running = f"while running {what}" if what else f"at {here}"
+        raise JobTimeout(
+            f"{name}: stopped after its wall-time limit of {float(runtime):g} min (resources: runtime) {running}. "
+            "If that mechanism never returns (a plugin's perturb that hangs), fix it; if the job is only "
+            f"slow, raise the limit: snakemake --set-resources {rule}:runtime=<minutes>"
+        )
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    stream = _log_stream()
+    if stream is not None:
+        faulthandler.dump_traceback_later(seconds + HARD_KILL_GRACE_S, exit=True, file=stream)
+    return seconds
+
+
+def _log_stream():
+    """The job log's open file (for faulthandler, which needs a real file descriptor), or stderr."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler) and handler.stream is not None:
+            return handler.stream
+    return sys.stderr
 
 
 def progress(message: str, *args) -> None:

@@ -195,13 +195,23 @@ def code_files(script: str | os.PathLike) -> list[Path]:
     return sorted(seen)
 
 
+#: package files every job script imports that change no output: the job harness (threads, log,
+#: plugin loading, time limit). Left out of :func:`code_hash`, so that an edit of them reruns no job
+#: (a rerun of a download that then fails would delete the raw file it was going to replace).
+HARNESS = ("pipeline/jobsetup.py",)
+
+
 @functools.cache
 def code_hash(script: str | os.PathLike) -> str:
     """sha256 (16 hex digits) of the package source a script runs: given to the job as a param,
-    so that Snakemake reruns it when that code changes (it watches only the script itself)."""
+    so that Snakemake reruns it when that code changes (it watches only the script itself).
+    The job harness (:data:`HARNESS`) is not part of it."""
     root = _package_root()
     h = hashlib.sha256()
+    harness = {root / f for f in HARNESS}
     for f in code_files(script):
+        if f in harness:
+            continue
         h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 

@@ -36,6 +36,7 @@ from ldprepro.domain.mechanisms.registry import (
     PluginError,
     load_plugins,
     register_mechanism,
+    verify_plugin,
 )
 from ldprepro.domain.mechanisms.three_outputs import ThreeOutputs
 
@@ -69,6 +70,11 @@ def get_mechanism(name: str, eps: float, discretize: int | None = None, **params
         from ldprepro.domain.mechanisms.discretize import discretize as _discretize
 
         mech = _discretize(mech, discretize)
+    try:
+        mech.registered_name = name  # errors name the mechanism as registered (law_check.describe)
+    except AttributeError:  # a plugin class with __slots__
+        pass
+    verify_plugin(name, mech, discretize, params)
     return mech
 
 

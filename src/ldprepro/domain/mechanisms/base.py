@@ -122,10 +122,20 @@ class Mechanism(ABC):
         for start in range(0, flat.size, CHUNK):
             block = flat[start : start + CHUNK]
             if fused is None:
-                out[start : start + block.size] = self._perturb_block(as_input(block), rng)
+                out[start : start + block.size] = self._checked_block(as_input(block), rng)
             elif not fused(block, rng, out[start : start + block.size]):
                 as_input(block)  # raises the error naming the first invalid input
         return out.reshape(x.shape)
+
+    def _checked_block(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``_perturb_block``'s outputs, refused (an error naming the mechanism) unless they are one
+        finite float per input: a plugin's NaN or misshapen output never reaches a result."""
+        y = self._perturb_block(x, rng)
+        if isinstance(y, np.ndarray) and y.shape == x.shape and y.dtype == float and np.isfinite(y).all():
+            return y
+        from ldprepro.domain.mechanisms.law_check import check_output
+
+        return check_output(self, x, y)
 
     def _perturb_block(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Outputs for a 1-D block of valid inputs (override for several draws per user)."""

@@ -12,6 +12,8 @@ tighter, mechanism-specific tools on every registered mechanism):
   within ``z`` standard errors of x, and the mean squared error within ``z`` standard errors of
   ``variance(x)`` (standard error estimated on an independent half);
 - normalisation: the pmf's atoms plus the integral of the pdf over ``output_bounds`` is 1;
+- the declared law is the one ``perturb`` samples (``law_check.verify_law``: a law declared, finite
+  and ≥ 0, goodness of fit of samples at x = −1, 0, 1), as the audit requires before an exact loss;
 - privacy: the exact loss from the pmf/pdf (``privacy_loss.numeric_exact_loss``, the same
   computation as the audit's) is ≤ ε, for mechanisms registered as presented as LDP.
 """
@@ -77,6 +79,7 @@ def check_mechanism(
     """Run the contract checks on a registered name (or a factory ``f(eps)``); see the module doc.
     A name that is not registered (a plugin not loaded yet) raises ValueError saying what to do."""
     from ldprepro.domain.mechanisms import MECHANISM_INFO, get_mechanism
+    from ldprepro.domain.mechanisms.law_check import verify_law
     from ldprepro.domain.mechanisms.privacy_loss import numeric_exact_loss
 
     if isinstance(name_or_factory, str):
@@ -124,6 +127,8 @@ def check_mechanism(
             )
             mass = _total_mass(mech, t)
             check(f"{tag} total probability at x={t:.3g}", abs(mass - 1.0) <= 1e-4, f"pmf + ∫pdf = {mass:.8f}")
+        law = verify_law(mech, name)
+        check(f"{tag} declared law verified", law.ok, law.reason)
         loss = numeric_exact_loss(mech)
         if ldp:
             check(f"{tag} exact loss ≤ ε", loss <= eps * (1 + 1e-9), f"exact loss {loss:.6g} > ε = {eps:g}")
