@@ -83,7 +83,7 @@ def test_a_job_past_its_runtime_is_stopped_naming_the_mechanism_that_hung(tmp_pa
     assert time.monotonic() - t0 < 60
     assert proc.returncode != 0
     message = (
-        "figure_job: stopped after its wall-time limit of 0.03 min (resources: runtime) while running "
+        "figure_job: stopped after its wall-time limit of 0.09 min (3 × its runtime resource of 0.03 min) while running "
         "mechanism 'hangs' (class Hangs in "
     )
     assert message in out and message in log, out[-2000:]

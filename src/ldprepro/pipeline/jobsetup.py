@@ -150,15 +150,22 @@ def _mechanism_in(frame) -> str:
     return ""
 
 
+#: A local job is stopped after this many times its ``runtime`` resource: the resource is what a
+#: cluster is asked for (sized for an unloaded node), the local limit only has to catch a job that
+#: never ends, not a slow one on a loaded machine (CI runs many workflows on two cores at once).
+LOCAL_RUNTIME_SLACK = 3.0
+
+
 def watchdog(smk, name: str) -> float | None:
-    """Stop a local job when it has run for its ``runtime`` resource (minutes): SIGALRM raises
+    """Stop a local job when it has run for ``LOCAL_RUNTIME_SLACK`` × its ``runtime`` resource
+    (minutes): SIGALRM raises
     :class:`JobTimeout` naming the mechanism being run at that moment (or the code line), which the
     job log and the console show; if Python cannot get control (a C loop), faulthandler ends the
     process :data:`HARD_KILL_GRACE_S` later, writing every thread's traceback to the log. Returns the
     limit in seconds (None: no runtime resource, no limit)."""
     runtime = getattr(getattr(smk, "resources", None), "runtime", None)
     try:
-        seconds = float(runtime) * 60.0
+        seconds = float(runtime) * 60.0 * LOCAL_RUNTIME_SLACK
     except (TypeError, ValueError):
         return None
     if not seconds > 0 or not hasattr(signal, "SIGALRM") or os.environ.get("SLURM_JOB_ID"):
@@ -170,7 +177,8 @@ def watchdog(smk, name: str) -> float | None:
         here = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}()" if frame else "?"
         running = f"while running {what}" if what else f"at {here}"
         raise JobTimeout(
-            f"{name}: stopped after its wall-time limit of {float(runtime):g} min (resources: runtime) {running}. "
+            f"{name}: stopped after its wall-time limit of {seconds / 60:g} min ({LOCAL_RUNTIME_SLACK:g} × its "
+            f"runtime resource of {float(runtime):g} min) {running}. "
             "If that mechanism never returns (a plugin's perturb that hangs), fix it; if the job is only "
             f"slow, raise the limit: snakemake --set-resources {rule}:runtime=<minutes>"
         )

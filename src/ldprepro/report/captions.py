@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ldprepro.claims.tables import _num, effect_text, p_text
+from ldprepro.claims.tables import effect_text, p_text
 
 #: config keys shown as the figure's parameters (in this order), with their readable names
 PARAMETERS = {
