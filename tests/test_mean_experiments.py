@@ -111,8 +111,15 @@ def test_availability_rules(tmp_path, monkeypatch):
         "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz", "url": "https://host.invalid/f.csv"}],
     }
     assert availability("a", entry, str(tmp_path / "mirror")) is None
-    reason = availability("a", entry, str(tmp_path / "nomirror"))
+    (tmp_path / "other").mkdir()
+    reason = availability("a", entry, str(tmp_path / "other"))  # the folder exists, the file is not in it
     assert "host.invalid" in reason and "not in the mirror" in reason
+    reason = availability("a", entry, str(tmp_path / "nomirror"))  # the folder itself is missing: say so
+    assert f"the mirror folder {tmp_path / 'nomirror'} does not exist" in reason, reason
+    assert "not in the mirror" not in reason and "host.invalid" in reason
+    no_url = {"kind": "table", "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz"}]}
+    reason = availability("a", no_url, str(tmp_path / "nomirror"))
+    assert f"the mirror folder {tmp_path / 'nomirror'} does not exist" in reason, reason
 
 
 def test_paper_000_estimators_through_the_runner():
