@@ -9,7 +9,11 @@
 # config.yaml is validated against workflow/schemas/config.schema.yaml at load time:
 # an unknown key or a wrong type stops the run with a message naming the key.
 
+from pathlib import Path
+
 from snakemake.utils import min_version, validate
+
+from ldprepro.pipeline.parse import command_line_booleans
 
 min_version("9.0")
 
@@ -17,6 +21,8 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+# `--config refresh_availability=true` gives the string 'true': read it as the boolean it means.
+command_line_booleans(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
