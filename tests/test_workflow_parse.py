@@ -376,7 +376,9 @@ def test_command_line_booleans_are_read_before_validation():
     for word, value in [("true", True), ("True", True), ("false", False), ("no", False)]:
         assert pipeline.command_line_booleans({"refresh_availability": word}, schema) == {"refresh_availability": value}
     # another string is left for the schema to refuse, naming the key
-    assert pipeline.command_line_booleans({"refresh_availability": "maybe"}, schema) == {"refresh_availability": "maybe"}
+    assert pipeline.command_line_booleans({"refresh_availability": "maybe"}, schema) == {
+        "refresh_availability": "maybe"
+    }
     assert pipeline.command_line_booleans({"scale": "true"}, schema) == {"scale": "true"}  # not a boolean key
 
 

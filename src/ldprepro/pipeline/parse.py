@@ -308,7 +308,16 @@ def summary_lines(
 
 
 #: the strings Snakemake's ``--config key=value`` leaves as strings that mean a boolean
-BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+BOOLEAN_WORDS = {
+    "true": True,
+    "yes": True,
+    "on": True,
+    "1": True,
+    "false": False,
+    "no": False,
+    "off": False,
+    "0": False,
+}
 
 
 def command_line_booleans(config: dict, schema_path: str | os.PathLike) -> dict:
