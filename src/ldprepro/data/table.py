@@ -179,6 +179,21 @@ def _num(x):
     return x
 
 
+def _refuse_degenerate(dataset: str, table: Table, col: Column, domain: list) -> None:
+    """A numeric column's domain [L, U] must have U > L: every experiment maps it to [-1, 1] by
+    2(v - L)/(U - L) - 1. A constant column (observed domain [c, c]) or a declared [c, c] is refused
+    here, when the data are normalised, instead of failing every job that uses the dataset later."""
+    lo, hi = domain
+    if hi > lo:
+        return
+    what = (f"every value is {lo!r}, so its observed domain [{lo}, {hi}] has no width" if col.domain == OBSERVED
+            else f"its declared domain [{lo}, {hi}] has no width")
+    raise BadInput(f"{table.source_file}: dataset '{dataset}', column '{col.name}': {what}, and a "
+                   f"numeric column with domain [L, U] needs U > L to be mapped to [-1, 1]. Declare a "
+                   f"domain [L, U] with L < U for '{col.name}' (config.yaml datasets.{dataset}, its "
+                   f"column's `domain`), declare it categorical, or leave the column out.")
+
+
 def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> dict:
     """The data card: source, checksums, rows before/after cleaning, drops, columns."""
     cols = []
@@ -191,6 +206,7 @@ def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> d
                 raise BadInput(f"{table.source_file}: column '{col.name}': no finite value in any "
                                f"of its {len(s)} rows, so it has no observed domain")
             info["domain"] = observed_domain(s) if col.domain == OBSERVED else list(col.domain)
+            _refuse_degenerate(dataset, table, col, info["domain"])
             info["domain_from"] = "data (min, max)" if col.domain == OBSERVED else "declared"
             if len(s):
                 info["observed"] = observed_domain(s)
