@@ -27,6 +27,7 @@ import pandas as pd
 
 from ldprepro import __version__
 from ldprepro.pipeline.errors import BadInput
+from ldprepro.pipeline.integrity import sha256_file
 from ldprepro.pipeline.io import atomic_write_text, write_parquet
 
 OBSERVED = "observed"
@@ -256,7 +257,8 @@ def parquet_dtypes(path: str | Path) -> dict[str, str]:
 def write_outputs(table: Table, card: dict, parquet: str | Path, card_path: str | Path) -> None:
     """Write the parquet (index dropped, row order kept) and then the card, both atomically. The
     card's column ``dtype`` is then set to what the parquet holds (:func:`parquet_dtypes`), which is
-    what every reader of the parquet gets.
+    what every reader of the parquet gets, and its ``parquet`` field records the parquet's file
+    name, sha256 and row count, checked on every load (:func:`ldprepro.data.transform.load`).
 
     The card is strict JSON (``allow_nan=False``); nothing is written when it is not."""
     df = table.df.reset_index(drop=True)
@@ -266,9 +268,11 @@ def write_outputs(table: Table, card: dict, parquet: str | Path, card_path: str 
         raise BadInput(f"{card_path}: the data card of '{card.get('dataset')}' holds a NaN or "
                        f"infinite value ({exc}); not written") from exc
     write_parquet(df, parquet)
+    # what every load checks (ldprepro.data.transform.load): the parquet's bytes and row count
+    card["parquet"] = {"file": Path(parquet).name, "sha256": sha256_file(parquet), "rows": int(len(df))}
     held = parquet_dtypes(parquet)
     for col in card.get("columns", []):
         if col.get("name") in held:
             col["dtype"] = held[col["name"]]
     text = json.dumps(card, indent=2, sort_keys=False, default=_plain, allow_nan=False)
-    atomic_write_text(card_path, text + "\n")
+    atomic_write_text(card_path, text + "\n", digest=True)

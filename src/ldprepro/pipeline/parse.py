@@ -337,3 +337,22 @@ def command_line_booleans(config: dict, schema_path: str | os.PathLike) -> dict:
             if word in BOOLEAN_WORDS:
                 config[key] = BOOLEAN_WORDS[word]
     return config
+
+
+def complete_targets(rules, targets: list) -> list:
+    """``targets`` plus every other declared output of the rules that build one of them.
+
+    Snakemake reruns a job only for the outputs somebody asks for: a rendering job's summary or
+    claims table, deleted, was never rebuilt while its figure stood (the closing ``rule all`` asked
+    for figures and captions only). ``rules``: the workflow's rules (outputs with wildcards are
+    left to the targets that name them)."""
+    wanted = {str(t) for t in targets}
+    out = list(targets)
+    for rule in rules:
+        files = [str(f) for f in rule.output]
+        if any("{" in f for f in files) or wanted.isdisjoint(files):
+            continue
+        extra = [f for f in files if f not in wanted]
+        out += extra
+        wanted.update(extra)
+    return out
