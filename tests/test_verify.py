@@ -272,3 +272,14 @@ def test_every_output_of_a_rule_that_builds_a_target_is_a_target():
         "results/dct/fig3/summary.parquet",
         "results/dct/fig3/claims.parquet",
     ]
+
+
+def test_nothing_is_touched_while_another_run_holds_the_lock(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "f.png").write_bytes(b"")
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.output.lock").write_text("")
+    assert integrity.repair(log=print) == [] and (tmp_path / "figures" / "f.png").exists()
+    (tmp_path / ".snakemake" / "locks" / "0.output.lock").unlink()
+    assert integrity.repair(log=print) == [("figures/f.png", "is empty (0 bytes)")]

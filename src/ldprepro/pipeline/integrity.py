@@ -50,12 +50,13 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def record(path: str | os.PathLike) -> str:
-    """Write the sidecar of ``path`` (after ``path`` itself was written); returns the sha256."""
+def record(written: str | os.PathLike, path: str | os.PathLike | None = None) -> str:
+    """Write the sidecar of ``path`` with the sha256 of ``written`` (the finished temporary file
+    about to be renamed onto ``path``; by default ``path`` itself); returns the sha256."""
     from ldprepro.pipeline.io import atomic_write_text
 
-    path = Path(path)
-    digest = sha256_file(path)
+    path = Path(path if path is not None else written)
+    digest = sha256_file(written)
     atomic_write_text(sidecar(path), f"{digest}  {path.name}\n")
     return digest
 
@@ -132,10 +133,13 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def repair(roots=OUTPUT_ROOTS, log=_stderr) -> list[tuple[str, str]]:
+def repair(roots=OUTPUT_ROOTS, log=_stderr, locks: str | os.PathLike = ".snakemake/locks") -> list[tuple[str, str]]:
     """Remove every damaged output under ``roots`` (and its sidecar), saying which and why, so that
     this run rebuilds it and what depends on it; returns [(path, reason)]. Sidecars whose file is
-    gone are removed too."""
+    gone are removed too. Nothing is touched while Snakemake's lock is held (``locks`` not empty):
+    another run may be writing, and this one will stop at the lock anyway."""
+    if Path(locks).is_dir() and any(Path(locks).iterdir()):
+        return []
     removed = []
     for path in outputs(roots):
         reason = damage(path)

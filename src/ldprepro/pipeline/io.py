@@ -37,11 +37,11 @@ def atomic_path(path: str | os.PathLike, suffix: str = "", digest: bool = False)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        os.replace(tmp_path, path)
-        if digest:
+        if digest:  # the sidecar first: a file in place never has a stale one beside it
             from ldprepro.pipeline.integrity import record
 
-            record(path)
+            record(tmp_path, path)
+        os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
