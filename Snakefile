@@ -9,7 +9,12 @@
 # config.yaml is validated against workflow/schemas/config.schema.yaml at load time:
 # an unknown key or a wrong type stops the run with a message naming the key.
 
+from pathlib import Path
+
 from snakemake.utils import min_version, validate
+
+from ldprepro.pipeline.integrity import repair
+from ldprepro.pipeline.parse import command_line_booleans, complete_targets
 
 min_version("9.0")
 
@@ -17,7 +22,15 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+# `--config refresh_availability=true` gives the string 'true': read it as the boolean it means.
+command_line_booleans(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 validate(config, "workflow/schemas/config.schema.yaml")
+
+# Outputs that are empty, cut short or altered since their job wrote them (digest sidecars) are
+# removed before the job graph is built: this run rebuilds them and what depends on them
+# (ldprepro.pipeline.integrity; docs/data.md "Verified intermediates").
+if workflow.is_main_process:
+    repair()
 
 
 report: "workflow/report/workflow.rst"
@@ -45,6 +58,11 @@ if REPORTING:
 
 localrules:
     all,
+
+
+# Every output of a rule that builds a target is a target too (summary and claims tables beside
+# their figure): deleted, it is rebuilt, with what depends on it.
+ALL_TARGETS = complete_targets(workflow.rules, ALL_TARGETS)
 
 
 rule all:

@@ -130,6 +130,18 @@ def test_stored_gz_checksum_checked_before_decompressing(tmp_path, payload):
         F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", mirror, log=lambda m: None)
 
 
+def test_a_missing_mirror_folder_is_named_as_missing(tmp_path, payload):
+    """Issue 29: a mirror folder that does not exist is reported as such, not as 'not in the mirror'."""
+    spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv"}
+    with pytest.raises(DataUnavailable) as err:
+        F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", tmp_path / "no-such-mirror", log=lambda m: None)
+    assert f"the mirror folder {tmp_path / 'no-such-mirror'} does not exist" in str(err.value)
+    assert "not in the mirror" not in str(err.value)
+    (tmp_path / "mirror").mkdir()
+    with pytest.raises(DataUnavailable, match="not in the mirror"):  # the folder is there, the file is not
+        F.fetch_file("ds", spec, tmp_path / "raw" / "file.csv", tmp_path / "mirror", log=lambda m: None)
+
+
 def test_download_streams_and_verifies(tmp_path, payload):
     body = payload.read_bytes()
     with web_server({"/file.csv": lambda q: (200, body)}) as base:

@@ -252,6 +252,25 @@ def test_generic_table_nan_in_numeric_names_file_column_row(tmp_path):
     assert not out.exists() or list(out.iterdir()) == []  # nothing half-written
 
 
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ({"type": "numeric"}, r"every value is 3, so its observed domain \[3, 3\] has no width"),
+        ({"type": "numeric", "domain": [3, 3]}, r"its declared domain \[3, 3\] has no width"),
+    ],
+)
+def test_a_degenerate_domain_is_refused_when_the_data_are_normalised(tmp_path, spec, needle):
+    """Issue 29.5: a constant column got a card with domain [3, 3] and every job using it failed later
+    with "domain must have U > L" naming no column; now normalising refuses it, naming dataset and column."""
+    src = fx.write(tmp_path / "my.csv", "age,level\n30,3\n41,3\n52,3\n")
+    entry = _table_entry(src, {"age": {"type": "numeric", "domain": [0, 120]}, "level": spec})
+    out = tmp_path / "out"
+    with pytest.raises(BadInput, match=r"my\.csv: dataset 'mine', column 'level': " + needle) as err:
+        build_from_files("mine", entry, {"my.csv": src}, out / "m.parquet", out / "m.json")
+    assert "U > L" in str(err.value) and "domain [L, U] with L < U" in str(err.value)
+    assert not out.exists() or list(out.iterdir()) == []  # nothing written
+
+
 def test_generic_table_wrong_columns(tmp_path):
     src = fx.write(tmp_path / "my.csv", "a,b\n1,2\n")
     entry = _table_entry(src, {"age": {"type": "numeric"}})
@@ -467,7 +486,7 @@ def test_raw_file_altered_after_fetch_is_refused(tmp_path):
 
 
 def test_lock_checked_file_altered_after_fetch_is_refused(tmp_path):
-    body = b"age,income,region\n30,1,a\n"
+    body = b"age,income,region\n30,1,a\n40,2,b\n"  # two rows: a one-row column has a degenerate domain
     with fx.web_server({"/live.csv": lambda q: (200, body)}) as base:
         entry = {
             "kind": "table",

@@ -91,6 +91,22 @@ def test_run_job_sweeps_and_sizes():
     assert t[(1, 100)] / t[(1, 1000)] == pytest.approx(10)
 
 
+def test_sizes_above_the_row_count_are_refused_naming_key_dataset_and_rows():
+    """Issue 29.5: a size above the dataset's rows was silently cut to the row count."""
+    from ldprepro.pipeline.errors import BadInput
+
+    df = pd.DataFrame({"x": rng_for(3, "x").uniform(-1, 1, 300)})
+    card = _card([{"name": "x", "type": "numeric", "domain": [-1, 1]}])
+    fig = {"mechanisms": ["pm"], "eps": [1.0], "reps": 2, "sizes": [100, 500, 1000]}
+    with pytest.raises(
+        BadInput,
+        match=r"config.yaml dct.fig9.sizes: \[500, 1000\] larger than the 300 rows of "
+        r"dataset 's'.*at most 300",
+    ):
+        run_job(fig, {"dataset": "s"}, "pm", df, card, 1, "dct", "fig9")
+    assert len(run_job({**fig, "sizes": [100, 300]}, {"dataset": "s"}, "pm", df, card, 1, "dct", "fig9"))
+
+
 def test_availability_rules(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("IPUMS_API_KEY", raising=False)
@@ -111,8 +127,15 @@ def test_availability_rules(tmp_path, monkeypatch):
         "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz", "url": "https://host.invalid/f.csv"}],
     }
     assert availability("a", entry, str(tmp_path / "mirror")) is None
-    reason = availability("a", entry, str(tmp_path / "nomirror"))
+    (tmp_path / "other").mkdir()
+    reason = availability("a", entry, str(tmp_path / "other"))  # the folder exists, the file is not in it
     assert "host.invalid" in reason and "not in the mirror" in reason
+    reason = availability("a", entry, str(tmp_path / "nomirror"))  # the folder itself is missing: say so
+    assert f"the mirror folder {tmp_path / 'nomirror'} does not exist" in reason, reason
+    assert "not in the mirror" not in reason and "host.invalid" in reason
+    no_url = {"kind": "table", "files": [{"name": "f.csv", "sha256": "0" * 64, "mirror": "a/f.csv.gz"}]}
+    reason = availability("a", no_url, str(tmp_path / "nomirror"))
+    assert f"the mirror folder {tmp_path / 'nomirror'} does not exist" in reason, reason
 
 
 def test_paper_000_estimators_through_the_runner():

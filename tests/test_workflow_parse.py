@@ -26,7 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
     code = (
         "import sys, ldprepro.pipeline.parse, ldprepro.data.availability, ldprepro.data.workflow, "
-        "ldprepro.data.entries, ldprepro.pipeline.jobsetup, ldprepro.pipeline.mechanism_names as mn; "
+        "ldprepro.data.entries, ldprepro.pipeline.jobsetup, ldprepro.pipeline.integrity, "
+        "ldprepro.pipeline.mechanism_names as mn; "
         "assert mn.registered_mechanisms([]) == list(mn.BUILTIN_MECHANISMS); "
         "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))"
     )
@@ -385,3 +386,67 @@ def test_editing_a_claim_declaration_reruns_the_claim_steps_only(tmp_path, monke
     assert parse.declarations_hash() != edited
     parse.declarations_hash.cache_clear()
     parse.code_hash.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ("dct", "fig3", "eps"),
+        ("dct", "fig3", "sizes"),
+        ("dct", "fig3", "smoke", "sizes"),
+        ("ldpfl", "fig1", "mc_eps"),
+        ("bshp", "fig4", "eps"),
+    ],
+)
+def test_duplicate_eps_or_sizes_are_refused_when_the_config_loads(where):
+    """Issue 29.5: a repeated ε or size used to pass the schema, run every job, then fail at drawing."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    entry = cfg
+    for key in where[:-1]:
+        entry = entry[key]
+    entry[where[-1]] = [*entry[where[-1]], entry[where[-1]][0]]
+    with pytest.raises(WorkflowError, match="non-unique elements"):
+        validate(cfg, str(REPO / "workflow/schemas/config.schema.yaml"))
+
+
+def test_command_line_booleans_are_read_before_validation():
+    schema = REPO / "workflow/schemas/config.schema.yaml"
+    for word, value in [("true", True), ("True", True), ("false", False), ("no", False)]:
+        assert pipeline.command_line_booleans({"refresh_availability": word}, schema) == {"refresh_availability": value}
+    # another string is left for the schema to refuse, naming the key
+    assert pipeline.command_line_booleans({"refresh_availability": "maybe"}, schema) == {
+        "refresh_availability": "maybe"
+    }
+    assert pipeline.command_line_booleans({"scale": "true"}, schema) == {"scale": "true"}  # not a boolean key
+
+
+def test_the_printed_refresh_advice_works_exactly_as_printed(tmp_path):
+    """The closing summary's advice `snakemake --cores N --config refresh_availability=true` used to
+    stop at "'true' is not of type 'boolean'". Run it as printed (N = 1, as a dry run: -n appended)
+    on a recorded decision: every dataset is decided again."""
+    import re
+
+    from workflow_cmd import snakemake_cmd
+
+    line = " ".join(pipeline.summary_lines({"wisdm": "no network"}, [], None, []))
+    printed = re.search(r"`(snakemake [^`]+)`", line).group(1)
+    assert printed == "snakemake --cores N --config refresh_availability=true"
+    args = printed.replace(" N ", " 1 ").split()[1:]
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg["scale"] = "smoke"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    mirror = os.environ.get("LDPREPRO_DATA_MIRROR", "")
+    old = {
+        name: {"available": True, "reason": "", "fingerprint": av.fingerprint(entry, mirror, ""), "decided_at": 1.0}
+        for name, entry in cfg["datasets"].items()
+    }
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results/availability.json").write_text(json.dumps({"datasets": old}))
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run(snakemake_cmd(*args, "-n", workdir=tmp_path), capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    new = json.loads((tmp_path / "results/availability.json").read_text())["datasets"]
+    assert sorted(new) == sorted(old) and all(rec["decided_at"] > 1.0 for rec in new.values())  # decided again

@@ -5,15 +5,15 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
-import pandas as pd  # noqa: E402
 
 from ldprepro.benchmark import plots, tables  # noqa: E402
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
 from ldprepro.pipeline.results import write_results  # noqa: E402
+from ldprepro.pipeline.verify import Grid, job_results, read_table  # noqa: E402
 
 sm = snakemake  # noqa: F821
-results = tables.combine([pd.read_parquet(p) for p in sm.input.jobs])
-audit = pd.read_parquet(sm.input.audit) if sm.input.audit else None
+results = tables.combine([job_results([p], Grid(named=None)) for p in sm.input.jobs])  # whole, or a named error
+audit = read_table(sm.input.audit) if sm.input.audit else None
 privacy, ranked, win = tables.analyse(results, audit)
 for frame, path in (
     (results, sm.output.results),
@@ -23,7 +23,9 @@ for frame, path in (
 ):
     write_results(frame, path)
 atomic_write_text(
-    sm.output.markdown, tables.markdown(win, ranked, dict(sm.params.unavailable), sm.params.scale, sm.params.seed)
+    sm.output.markdown,
+    tables.markdown(win, ranked, dict(sm.params.unavailable), sm.params.scale, sm.params.seed),
+    digest=True,
 )
 for task in sm.params.tasks:
     plots.plot_winner_map(win, task, f"figures/benchmark/{task}_winners.png", f"figures/benchmark/{task}_winners.svg")

@@ -7,17 +7,17 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
-import json
 from pathlib import Path
 
 from ldprepro.claims.tables import write_claims
 from ldprepro.papers.bshp.claims import figure_claims, judge_figure, paper_repetitions
 from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
 from ldprepro.pipeline.io import write_parquet
-from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
+from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
+from ldprepro.pipeline.verify import bshp_grid, job_results, read_json
 
 p = snakemake.params
-raw = read_results(snakemake.input.jobs)
+raw = job_results(snakemake.input.jobs, bshp_grid(p.fig))  # the configured grid, exactly, or a named error
 paper_raw = paper_repetitions(raw)
 summary = aggregate(paper_raw) if len(paper_raw) else paper_raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
@@ -28,7 +28,7 @@ unavailable = dict(p.unavailable)
 protocol = dict(getattr(p, "protocol", None) or {})
 claims = judge_figure(raw, p.fig, p.figure, cities, unavailable, folds=protocol.get("folds", (3, 5, 7)))
 write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
-cards = {Path(c).stem: json.loads(Path(c).read_text()) for c in snakemake.input.cards}
+cards = {Path(c).stem: read_json(c) for c in snakemake.input.cards}
 plot = plot_values_figure if p.fig["kind"] == "values" else plot_mse_figure
 plot(
     summary,

@@ -11,10 +11,11 @@ from ldprepro.claims.tables import write_claims
 from ldprepro.experiments.mean_figures import plot_mean_figure
 from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
-from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
+from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
+from ldprepro.pipeline.verify import experiment_grid, job_results
 
 p = snakemake.params
-raw = read_results(snakemake.input)
+raw = job_results(snakemake.input, experiment_grid(p.fig))  # the configured grid, exactly, or a named error
 paper_reps = int(p.fig["reps"]) if "reps" in p.fig else None
 drawn = raw[raw["rep"] < paper_reps] if paper_reps is not None and len(raw) else raw
 summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)

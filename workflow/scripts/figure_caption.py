@@ -4,15 +4,16 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
-import pandas as pd  # noqa: E402
-
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+from ldprepro.pipeline.verify import read_table  # noqa: E402
 from ldprepro.report.captions import figure_caption  # noqa: E402
 
 sm = snakemake  # noqa: F821
 fig = sm.params.figure
-claims = pd.read_parquet(sm.input.claims)
+claims = read_table(sm.input.claims)
 atomic_write_text(
-    sm.output[0], figure_caption(fig["title"], sm.params.prose, claims, sm.params.entry, fig["unavailable"])
+    sm.output[0],
+    figure_caption(fig["title"], sm.params.prose, claims, sm.params.entry, fig["unavailable"]),
+    digest=True,
 )
 done(f"{len(claims)} claims")

@@ -7,9 +7,10 @@ start(snakemake)  # the job's log, warnings and threads, before the heavy import
 from ldprepro.claims.tables import write_claims
 from ldprepro.papers.ldpfl.mechanism_figures import figure_claims, plot_fig1
 from ldprepro.pipeline.io import write_parquet
-from ldprepro.pipeline.results import aggregate, read_results
+from ldprepro.pipeline.results import aggregate
+from ldprepro.pipeline.verify import job_results, ldpfl_fig1_grid
 
-raw = read_results(snakemake.input)
+raw = job_results(snakemake.input, ldpfl_fig1_grid(snakemake.params.fig))  # the configured grid, or a named error
 summary = aggregate(raw)
 write_parquet(summary, snakemake.output.summary)
 claims = figure_claims(raw, "fig1")

@@ -9,12 +9,13 @@ from ldprepro.domain.frequency import rappor_privacy
 from ldprepro.papers.lremh.claims import figure_claims
 from ldprepro.papers.lremh.experiment import plot_figure
 from ldprepro.pipeline.io import write_parquet
-from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
+from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
+from ldprepro.pipeline.verify import Grid, job_results
 
 p = snakemake.params
 exp = p.exp
 title = exp["title"].format(n=p.figure[3:]) + (" — estimation time vs k" if p.kind == "time" else " — AVD vs k")
-raw = read_results(snakemake.input.results)
+raw = job_results(snakemake.input.results, Grid())  # whole, one method per file, full repetitions, or a named error
 summary = aggregate(raw) if len(raw) else raw.reindex(columns=KEY_COLUMNS)
 write_parquet(summary, snakemake.output.summary)
 # the record size d: the attributes the jobs coded (recorded in every row); unknown without results

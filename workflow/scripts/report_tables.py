@@ -5,21 +5,23 @@ from ldprepro.pipeline.jobsetup import done, start
 
 start(snakemake)  # noqa: F821
 
-import json  # noqa: E402
-
-import pandas as pd  # noqa: E402
 
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+from ldprepro.pipeline.verify import read_json, read_table  # noqa: E402
 from ldprepro.report import tables as report  # noqa: E402
 
 sm = snakemake  # noqa: F821
 out = sm.output
-atomic_write_text(out.claims, report.claims_html(sm.input.claims))
-atomic_write_text(out.audit, report.audit_html(pd.read_parquet(sm.input.audit)))
+atomic_write_text(out.claims, report.claims_html(sm.input.claims), digest=True)
+atomic_write_text(out.audit, report.audit_html(read_table(sm.input.audit)), digest=True)
 atomic_write_text(
-    out.cards, report.data_cards_html([json.loads(open(p).read()) for p in sm.input.cards], dict(sm.params.unavailable))
+    out.cards,
+    report.data_cards_html([read_json(p) for p in sm.input.cards], dict(sm.params.unavailable)),
+    digest=True,
 )
 atomic_write_text(
-    out.provenance, report.provenance_html(dict(sm.config), list(sm.input.benchmarks), list(sm.params.figures))
+    out.provenance,
+    report.provenance_html(dict(sm.config), list(sm.input.benchmarks), list(sm.params.figures)),
+    digest=True,
 )
 done()

@@ -67,9 +67,20 @@ def _file_source(dataset: str, spec: dict, mirror: str) -> str | None:
         host = urlparse(url).hostname or url
         if host_resolves(host):
             return None
+        if _no_mirror_folder(spec, mirror):
+            return (f"{spec['name']}: the mirror folder {mirror} does not exist (fix data_mirror / "
+                    f"LDPREPRO_DATA_MIRROR), and it is not downloadable here (cannot resolve {host}: no network)")
         where = "not in the mirror and " if spec.get("mirror") else ""
         return f"{spec['name']} is {where}not downloadable here (cannot resolve {host}: no network)"
+    if _no_mirror_folder(spec, mirror):
+        return (f"{spec['name']} has no source here: the mirror folder {mirror} does not exist (fix "
+                "data_mirror / LDPREPRO_DATA_MIRROR, or set the file's path)")
     return f"{spec['name']} has no source here (set its path, or put it in the mirror)"
+
+
+def _no_mirror_folder(spec: dict, mirror: str) -> bool:
+    """The file is to come from the mirror, a mirror is configured, but its folder does not exist."""
+    return bool(spec.get("mirror") and mirror and not Path(mirror).is_dir())
 
 
 def availability(dataset: str, entry: dict, mirror: str = "", extract_dir: str = "") -> str | None:

@@ -366,6 +366,9 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
                 tried.append(f"the mirror copy is corrupt ({exc})")
                 log(f"WARNING: {dataset}: the mirror copy {src_mirror} is corrupt ({exc}); "
                     f"ignoring it and trying the official source")
+        elif not Path(mirror).is_dir():
+            tried.append(f"the mirror folder {mirror} does not exist")
+            log(f"{dataset}: the mirror folder {mirror} does not exist; trying the network")
         else:
             tried.append(f"not in the mirror ({src_mirror})")
             log(f"{dataset}: {src_mirror} not in the mirror; trying the network")

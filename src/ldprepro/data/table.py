@@ -27,6 +27,7 @@ import pandas as pd
 
 from ldprepro import __version__
 from ldprepro.pipeline.errors import BadInput
+from ldprepro.pipeline.integrity import sha256_file
 from ldprepro.pipeline.io import atomic_write_text, write_parquet
 
 OBSERVED = "observed"
@@ -179,6 +180,21 @@ def _num(x):
     return x
 
 
+def _refuse_degenerate(dataset: str, table: Table, col: Column, domain: list) -> None:
+    """A numeric column's domain [L, U] must have U > L: every experiment maps it to [-1, 1] by
+    2(v - L)/(U - L) - 1. A constant column (observed domain [c, c]) or a declared [c, c] is refused
+    here, when the data are normalised, instead of failing every job that uses the dataset later."""
+    lo, hi = domain
+    if hi > lo:
+        return
+    what = (f"every value is {lo!r}, so its observed domain [{lo}, {hi}] has no width" if col.domain == OBSERVED
+            else f"its declared domain [{lo}, {hi}] has no width")
+    raise BadInput(f"{table.source_file}: dataset '{dataset}', column '{col.name}': {what}, and a "
+                   f"numeric column with domain [L, U] needs U > L to be mapped to [-1, 1]. Declare a "
+                   f"domain [L, U] with L < U for '{col.name}' (config.yaml datasets.{dataset}, its "
+                   f"column's `domain`), declare it categorical, or leave the column out.")
+
+
 def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> dict:
     """The data card: source, checksums, rows before/after cleaning, drops, columns."""
     cols = []
@@ -191,6 +207,7 @@ def data_card(dataset: str, entry: dict, table: Table, fetched: list[dict]) -> d
                 raise BadInput(f"{table.source_file}: column '{col.name}': no finite value in any "
                                f"of its {len(s)} rows, so it has no observed domain")
             info["domain"] = observed_domain(s) if col.domain == OBSERVED else list(col.domain)
+            _refuse_degenerate(dataset, table, col, info["domain"])
             info["domain_from"] = "data (min, max)" if col.domain == OBSERVED else "declared"
             if len(s):
                 info["observed"] = observed_domain(s)
@@ -240,7 +257,8 @@ def parquet_dtypes(path: str | Path) -> dict[str, str]:
 def write_outputs(table: Table, card: dict, parquet: str | Path, card_path: str | Path) -> None:
     """Write the parquet (index dropped, row order kept) and then the card, both atomically. The
     card's column ``dtype`` is then set to what the parquet holds (:func:`parquet_dtypes`), which is
-    what every reader of the parquet gets.
+    what every reader of the parquet gets, and its ``parquet`` field records the parquet's file
+    name, sha256 and row count, checked on every load (:func:`ldprepro.data.transform.load`).
 
     The card is strict JSON (``allow_nan=False``); nothing is written when it is not."""
     df = table.df.reset_index(drop=True)
@@ -250,9 +268,11 @@ def write_outputs(table: Table, card: dict, parquet: str | Path, card_path: str 
         raise BadInput(f"{card_path}: the data card of '{card.get('dataset')}' holds a NaN or "
                        f"infinite value ({exc}); not written") from exc
     write_parquet(df, parquet)
+    # what every load checks (ldprepro.data.transform.load): the parquet's bytes and row count
+    card["parquet"] = {"file": Path(parquet).name, "sha256": sha256_file(parquet), "rows": int(len(df))}
     held = parquet_dtypes(parquet)
     for col in card.get("columns", []):
         if col.get("name") in held:
             col["dtype"] = held[col["name"]]
     text = json.dumps(card, indent=2, sort_keys=False, default=_plain, allow_nan=False)
-    atomic_write_text(card_path, text + "\n")
+    atomic_write_text(card_path, text + "\n", digest=True)

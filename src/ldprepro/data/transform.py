@@ -13,12 +13,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
+
+from ldprepro.pipeline.verify import check_dataset, check_rows, read_json, read_table
 
 
 def to_unit(values, domain: Sequence[float]) -> np.ndarray:
@@ -80,10 +81,16 @@ def domains(card: dict) -> dict[str, list]:
 
 
 def load(dataset: str, root: str | Path = "data/processed") -> tuple[pd.DataFrame, dict]:
-    """(processed table, data card) of a dataset."""
+    """(processed table, data card) of a dataset, verified: the card must parse, and the parquet
+    must have the sha256 and row count the card records (its ``parquet`` field). Otherwise the
+    damaged file is removed and DamagedInput names it and the command that rebuilds it
+    (ldprepro.pipeline.verify)."""
     root = Path(root)
-    df = pd.read_parquet(root / f"{dataset}.parquet")
-    card = json.loads((root / f"{dataset}.json").read_text())
+    parquet, card_path = root / f"{dataset}.parquet", root / f"{dataset}.json"
+    card = read_json(card_path, "data card")
+    check_dataset(parquet, card, card_path)
+    df = read_table(parquet)
+    check_rows(parquet, card, card_path, len(df))
     return df, card
 
 

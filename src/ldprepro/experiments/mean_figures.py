@@ -17,6 +17,7 @@ import pandas as pd
 
 from ldprepro.data.transform import to_unit
 from ldprepro.experiments.mean import mean_error_rows
+from ldprepro.pipeline.errors import BadInput
 
 CURVE_PARAMS = ("alpha", "discretize", "mu", "clip", "eps", "group_rule")
 
@@ -72,6 +73,20 @@ def run_reps(fig: dict) -> int:
     return max(int(fig["reps"]), int(fig.get("test_reps", 0)))
 
 
+def check_sizes(sizes, n_rows: int, dataset: str, paper: str, figure: str, max_users=None) -> None:
+    """Every configured number of users must be at most the rows the panel has: a larger size was
+    silently cut to the row count (two sizes then drew one point twice). Refused before any work,
+    naming the figure's key, the dataset and its rows."""
+    over = [int(s) for s in sizes if int(s) > n_rows]
+    if over:
+        cap = f" (max_users {max_users})" if max_users else ""
+        raise BadInput(
+            f"config.yaml {paper}.{figure}.sizes: {over} larger than the {n_rows} rows{cap} of dataset "
+            f"'{dataset}'; a size is a prefix of the data, so it can be at most {n_rows}. Lower or remove "
+            "those sizes (at scale smoke: the entry's smoke: sizes)."
+        )
+
+
 def run_job(
     fig: dict, panel: dict, mechanism: str, df: pd.DataFrame, card: dict, seed: int, paper: str, figure: str
 ) -> list[dict]:
@@ -81,13 +96,14 @@ def run_job(
     sweep = fig.get("sweep", {}) if mechanism in fig.get("sweep_mechanisms", fig["mechanisms"]) else {}
     names = list(sweep)
     sizes = fig.get("sizes") or [len(values)]
+    check_sizes(sizes, len(values), panel["dataset"], paper, figure, fig.get("max_users"))
     rows = []
     for combo in itertools.product(*(sweep[k] for k in names)) if names else [()]:
         params = {**fig.get("mechanism_params", {}).get(mechanism, {}), **dict(zip(names, combo))}
         if fig.get("discretize") and mechanism in fig.get("discretize_mechanisms", []):
             params["discretize"] = int(fig["discretize"])
         for size in sizes:
-            size = min(int(size), len(values))
+            size = int(size)
             key = {
                 "paper": paper,
                 "figure": figure,

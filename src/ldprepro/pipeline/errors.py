@@ -30,3 +30,10 @@ class ChecksumMismatch(LdpreproError):
 
 class BadInput(LdpreproError):
     """Malformed input data; the message names the file, column and row."""
+
+
+class DamagedInput(BadInput):
+    """An intermediate file (a processed dataset, its data card, a job's results) that is cut
+    short, altered since its job wrote it, or does not cover the configured grid. The message names
+    the file and the command that rebuilds it; the file itself has been removed, so the next run
+    rebuilds it instead of reusing it (ldprepro.pipeline.verify)."""

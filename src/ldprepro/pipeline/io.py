@@ -1,4 +1,8 @@
-"""Atomic file writes: write to a temporary file in the same directory, then rename."""
+"""Atomic file writes: write to a temporary file in the same directory, then rename.
+
+With ``digest=True`` (always for :func:`write_parquet`) the file's sha256 is recorded next to it
+once it is in place, in the hidden sidecar ``.<name>.sha256`` (:mod:`ldprepro.pipeline.integrity`),
+which the next run checks before anything reads the file."""
 
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, suffix: str = "", digest: bool = False) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
 
     On any exception the temporary file is removed and ``path`` is left untouched, so a
-    failed job never leaves a half-written output behind.
+    failed job never leaves a half-written output behind. ``digest``: then record its sha256.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -33,23 +37,28 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if digest:  # the sidecar first: a file in place never has a stale one beside it
+            from ldprepro.pipeline.integrity import record
+
+            record(tmp_path, path)
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    with atomic_path(path) as tmp:
+def atomic_write_text(path: str | os.PathLike, text: str, digest: bool = False) -> None:
+    with atomic_path(path, digest=digest) as tmp:
         tmp.write_text(text)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    with atomic_path(path) as tmp:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, digest: bool = False) -> None:
+    with atomic_path(path, digest=digest) as tmp:
         tmp.write_bytes(data)
 
 
 def write_parquet(df, path: str | os.PathLike) -> None:
-    """Write a DataFrame to parquet atomically and deterministically (no pandas index)."""
-    with atomic_path(path, suffix=".parquet") as tmp:
+    """Write a DataFrame to parquet atomically and deterministically (no pandas index), and record
+    its sha256 in its sidecar."""
+    with atomic_path(path, suffix=".parquet", digest=True) as tmp:
         df.to_parquet(tmp, index=False, engine="pyarrow")

@@ -345,3 +345,54 @@ def summary_lines(
         "`snakemake --cores N --config refresh_availability=true`.)"
     )
     return lines
+
+
+#: the strings Snakemake's ``--config key=value`` leaves as strings that mean a boolean
+BOOLEAN_WORDS = {
+    "true": True,
+    "yes": True,
+    "on": True,
+    "1": True,
+    "false": False,
+    "no": False,
+    "off": False,
+    "0": False,
+}
+
+
+def command_line_booleans(config: dict, schema_path: str | os.PathLike) -> dict:
+    """Read the strings ``true``/``false`` (any case; also yes/no, on/off, 1/0) of the top-level
+    boolean keys of the config schema as booleans, in place, before the schema is checked.
+
+    Snakemake's ``--config refresh_availability=true`` passes the string ``'true'`` (only ``True``
+    and ``False`` become booleans), so the advice the run prints must be read this way to work as
+    printed. Any other string is left alone, for the schema to refuse naming the key."""
+    import yaml  # light; Snakemake has already imported it
+
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    for key, spec in (schema.get("properties") or {}).items():
+        value = config.get(key)
+        if isinstance(spec, dict) and spec.get("type") == "boolean" and isinstance(value, str):
+            word = value.strip().lower()
+            if word in BOOLEAN_WORDS:
+                config[key] = BOOLEAN_WORDS[word]
+    return config
+
+
+def complete_targets(rules, targets: list) -> list:
+    """``targets`` plus every other declared output of the rules that build one of them.
+
+    Snakemake reruns a job only for the outputs somebody asks for: a rendering job's summary or
+    claims table, deleted, was never rebuilt while its figure stood (the closing ``rule all`` asked
+    for figures and captions only). ``rules``: the workflow's rules (outputs with wildcards are
+    left to the targets that name them)."""
+    wanted = {str(t) for t in targets}
+    out = list(targets)
+    for rule in rules:
+        files = [str(f) for f in rule.output]
+        if any("{" in f for f in files) or wanted.isdisjoint(files):
+            continue
+        extra = [f for f in files if f not in wanted]
+        out += extra
+        wanted.update(extra)
+    return out

@@ -286,7 +286,7 @@ def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = Non
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         metadata = {"Software": None} if fmt == "png" else {"Date": None}
         # fixed svg.hashsalt: clip-path and glyph ids no longer random, so identical runs give identical SVGs
-        with atomic_path(path, suffix=f".{fmt}") as tmp, plt.rc_context({"svg.hashsalt": "ldprepro"}):
+        with atomic_path(path, suffix=f".{fmt}", digest=True) as tmp, plt.rc_context({"svg.hashsalt": "ldprepro"}):
             fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
 

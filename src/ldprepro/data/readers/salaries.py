@@ -7,7 +7,8 @@ spellings differ by year (MANIFEST §5: Baltimore ``AnnualSalary``/``ANNUAL_RT``
 leading space, ``$`` prefixes from FY2017; SF 2013 uses ``base_pay``/``jurisdiction_name``, SF 2013
 and 2014 have CR-only line ends; NYC exports quote every field and write ``"$35,109.00"``).
 
-Output columns: ``salary`` (numeric, observed domain), ``year`` (integer), ``agency``
+Output columns: ``salary`` (numeric, observed domain), ``year`` (categorical integer: a label, one
+file is one year, so as a number its domain would be [y, y]), ``agency``
 (categorical). Names of employees are not kept.
 """
 
@@ -50,7 +51,8 @@ def _salary_table(df: pd.DataFrame, path, salary_col: str, year, agency_col: str
                      if agency_col in df.columns else pd.NA)
     t = Table(out, [Column("salary", "numeric", "observed",
                            description=f"'{salary_col}' of the source file"),
-                    Column("year", "numeric", "observed", integer=True),
+                    # a label: one file is one year, so as a number its domain would be [y, y]
+                    Column("year", "categorical"),
                     Column("agency", "categorical")], str(path), len(out))
     t.notes.extend(extra_notes)
     return t

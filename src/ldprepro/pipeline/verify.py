@@ -1,0 +1,259 @@
+"""Every intermediate is verified when it is read; a damaged one is removed, never reused.
+
+- :func:`check_dataset`: a processed dataset (``data/processed/<name>.parquet``) against its data
+  card's ``parquet`` record (sha256 and row count), on every load (``ldprepro.data.transform.load``);
+  :func:`read_json` reads a data card naming the file when it is cut short.
+- :func:`job_results`: the job tables of a figure, read and checked to cover exactly the configured
+  grid (:class:`Grid`: every mechanism × ε × repetition × metric, plus the experiment's own
+  parameter columns) before anything is aggregated, drawn or decided. The figure scripts
+  (workflow/scripts/*_figure.py) call it in place of a plain read.
+
+A failure raises :class:`~ldprepro.pipeline.errors.DamagedInput` naming the file, what is wrong and
+the command that rebuilds it, after removing the file (and its digest sidecar): the next run of the
+same command rebuilds it and everything downstream, instead of failing on it again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ldprepro.pipeline.errors import DamagedInput
+from ldprepro.pipeline.integrity import sha256_file, sidecar
+
+KEY_COLUMNS = ["paper", "figure", "dataset", "mechanism", "eps", "rep", "metric", "value"]
+
+
+def rebuild_command(path: str | os.PathLike) -> str:
+    return f"snakemake --cores all {path}"
+
+
+def refuse(path: str | os.PathLike, reason: str) -> DamagedInput:
+    """Remove the damaged intermediate ``path`` (and its sidecar); the error to raise, naming it."""
+    Path(path).unlink(missing_ok=True)
+    sidecar(path).unlink(missing_ok=True)
+    return DamagedInput(
+        f"{path}: {reason}. The file has been removed so that it is never reused: run the same "
+        f"snakemake command again to rebuild it and what depends on it (or `{rebuild_command(path)}`)."
+    )
+
+
+def read_json(path: str | os.PathLike, what: str = "data card") -> dict:
+    """A JSON file (a data card) as a dict; one cut short or altered is refused, naming it."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DamagedInput(f"{path}: the {what} is missing; rebuild it with `{rebuild_command(path)}`.") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise refuse(path, f"the {what} is not valid JSON ({exc}; cut short?)") from None
+    if not isinstance(data, dict):
+        raise refuse(path, f"the {what} is not a JSON object")
+    return data
+
+
+def check_dataset(parquet: str | os.PathLike, card: dict, card_path: str | os.PathLike) -> None:
+    """The processed dataset ``parquet`` is the one its card describes: the sha256 its card
+    records. A card without the record (written before cards carried it) is refused too: it cannot
+    vouch for the table. (The row count is checked once the table is read: :func:`check_rows`.)"""
+    rec = card.get("parquet")
+    if not isinstance(rec, dict) or "sha256" not in rec or "rows" not in rec:
+        raise refuse(card_path, "the data card has no 'parquet' record (sha256, rows) to check its table against")
+    actual = sha256_file(parquet)
+    if actual != rec["sha256"]:
+        raise refuse(
+            parquet,
+            f"its sha256 {actual} differs from {rec['sha256']} recorded in its data card {card_path} "
+            "(altered or cut short since it was written)",
+        )
+
+
+def check_rows(parquet: str | os.PathLike, card: dict, card_path: str | os.PathLike, rows: int) -> None:
+    """The table read from ``parquet`` has the row count its card records."""
+    if rows != card["parquet"]["rows"]:
+        raise refuse(parquet, f"it has {rows} rows, its data card {card_path} records {card['parquet']['rows']}")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What a figure's job tables must cover. ``eps`` and ``reps`` may be one value for every
+    dataset or a mapping dataset -> value (e.g. an analytic curve on a fine ε grid beside Monte-Carlo
+    runs); ``axes``: the experiment's own parameter columns and their configured values (sizes as
+    ``n_users``, swept parameters), checked where a table has the column. ``reps`` is the number of
+    repetitions of every measured metric (metrics ending in ``_theory`` are exact: one row).
+    ``named``: how a job file's name says what it holds, ``dataset__mechanism`` or ``mechanism``."""
+
+    eps: Sequence[float] | Mapping[str, Sequence[float]] | None = None
+    reps: int | Mapping[str, int] | None = None
+    axes: Mapping[str, Sequence] = field(default_factory=dict)
+    named: str | None = "dataset__mechanism"
+
+
+def _per_dataset(value, dataset):
+    return value.get(dataset) if isinstance(value, Mapping) else value
+
+
+def _key(v):
+    """A value as a set member: floats rounded to 12 significant digits, NaN/None as None."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, (float, int)) and not isinstance(v, bool):
+        return float(f"{float(v):.12g}")
+    return v
+
+
+def _fmt(values) -> str:
+    return "[" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in sorted(values, key=str)) + "]"
+
+
+def _identity(df: pd.DataFrame, path: Path, named: str | None) -> list[str]:
+    if named is None:
+        return []
+    stem = path.stem
+    want = dict(zip(("dataset", "mechanism"), stem.split("__", 1))) if named == "dataset__mechanism" else {}
+    if named == "mechanism":
+        want = {"mechanism": stem}
+    out = []
+    for col, value in want.items():
+        got = sorted(set(df[col].astype(str)))
+        if got != [value]:
+            out.append(f"its {col} should be '{value}' (from the file name), it holds {got[:5]}")
+    return out
+
+
+#: columns that only qualify a repetition (BSHP's extra repetitions for the tests), not a point
+REP_COLUMNS = ("rep", "extra_rep")
+
+
+def _group_problems(cells: dict, axes: list[str], where: str, dataset: str, metric: str, grid: Grid) -> list[str]:
+    """``cells``: {point: sorted repetitions} of one (dataset, mechanism, metric); a point is the
+    tuple of its ``axes`` values followed by its other parameters."""
+    out = []
+    expected = {"eps": _per_dataset(grid.eps, dataset)} | {c: grid.axes[c] for c in axes[1:]}
+    k = len(axes)
+    seen = [{point[i] for point in cells} for i in range(k)]
+    for i, col in enumerate(axes):
+        if expected.get(col) is None:
+            continue
+        got, want = seen[i], {_key(v) for v in expected[col]}
+        if got != want:
+            miss, extra = want - got, got - want
+            out.append(
+                f"{where}: {col} "
+                + (f"{_fmt(miss)} missing" if miss else "")
+                + (" and " if miss and extra else "")
+                + (f"{_fmt(extra)} not configured" if extra else "")
+                + f" (configured {_fmt(want)})"
+            )
+    points = len({point[:k] for point in cells})
+    full = math.prod(len(v) for v in seen)
+    if points != full:
+        out.append(f"{where}: {points} of the {full} points of {' × '.join(axes)} present")
+    want_reps = _per_dataset(grid.reps, dataset)
+    if want_reps is not None and not metric.endswith("_theory"):
+        ref = tuple(range(int(want_reps)))  # the configured repetitions 0..n-1
+    else:  # every point has the repetitions of the fullest point (exact metrics: one)
+        ref = max(cells.values(), key=len)
+    short = [(point, reps) for point, reps in cells.items() if reps != ref]
+    if short:
+        point, reps = short[0]
+        at = ", ".join(f"{c} = {v}" for c, v in zip(axes, point))
+        span = f"{ref[0]}..{ref[-1]}" if ref else "none"
+        out.append(
+            f"{where}: {len(short)} point(s) without exactly the {len(ref)} repetitions {span} "
+            f"(e.g. at {at}: {len(reps)} repetition(s){', ' + _fmt(reps) if len(reps) < 12 else ''})"
+        )
+    return out
+
+
+def grid_problems(df: pd.DataFrame, path: str | os.PathLike, grid: Grid) -> list[str]:
+    """What keeps one job table from covering ``grid`` ([] when it does). Plain Python on the
+    table's values (job tables are small; pandas' per-group overhead was 10x the read)."""
+    path = Path(path)
+    missing = [c for c in KEY_COLUMNS if c not in df.columns]
+    if missing:
+        return [f"it lacks the columns {missing}"]
+    if not len(df):
+        return ["it has no rows"]
+    out = _identity(df, path, grid.named)
+    axes = ["eps"] + [c for c in grid.axes if c in df.columns and df[c].notna().any()]
+    others = [c for c in df.columns if c not in REP_COLUMNS and c != "value" and c not in axes]
+    qualifiers = [c for c in REP_COLUMNS if c != "rep" and c in df.columns]
+    values = {c: [_key(v) for v in df[c].tolist()] for c in axes + others + qualifiers}
+    points = list(zip(*(values[c] for c in axes + others)))
+    reps = df["rep"].tolist()
+    tags = list(zip(*(values[c] for c in qualifiers))) if qualifiers else [()] * len(reps)
+    rows = list(zip(points, reps, tags))
+    if len(set(rows)) != len(rows):
+        out.append(f"{len(rows) - len(set(rows))} duplicated row(s) (the same point and repetition twice)")
+    at = {c: i for i, c in enumerate(axes + others)}
+    groups: dict[tuple, dict] = {}
+    for point, rep in zip(points, reps):
+        group = (point[at["dataset"]], point[at["mechanism"]], point[at["metric"]])
+        groups.setdefault(group, {}).setdefault(point, set()).add(int(rep))
+    for (dataset, mechanism, metric), cells in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        cells = {point: tuple(sorted(r)) for point, r in cells.items()}
+        out += _group_problems(cells, axes, f"{dataset}/{mechanism}/{metric}", str(dataset), str(metric), grid)
+    return out
+
+
+def read_table(path: str | os.PathLike) -> pd.DataFrame:
+    """A job's parquet; one that cannot be read (cut short, not parquet) is refused, naming it."""
+    try:
+        return pd.read_parquet(path)
+    except FileNotFoundError:
+        raise DamagedInput(f"{path}: missing; rebuild it with `{rebuild_command(path)}`.") from None
+    except Exception as exc:  # pyarrow's ArrowInvalid, OSError, ...: the bytes are not a parquet table
+        raise refuse(path, f"it cannot be read as a parquet table ({type(exc).__name__}: {exc})") from None
+
+
+def job_results(paths: Iterable[str | os.PathLike], grid: Grid | None = None) -> pd.DataFrame:
+    """The job tables ``paths``, each read and checked against ``grid`` (structure only when None),
+    concatenated; the first that fails is removed and refused (:func:`refuse`)."""
+    grid = grid or Grid()
+    frames = []
+    for path in paths:
+        df = read_table(path)
+        problems = grid_problems(df, path, grid)
+        if problems:
+            shown = "; ".join(problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
+            raise refuse(path, f"it does not cover the configured grid: {shown}")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=KEY_COLUMNS)
+
+
+def experiment_grid(fig: dict) -> Grid:
+    """The grid of a mean or LDP-SGD figure entry (its smoke overrides applied): its ε, its
+    repetitions (mean: ``reps`` or more with ``test_reps``; SGD: ``cv_repetitions`` × ``folds``, one
+    row per fit), its swept parameters and (mean) its ``sizes`` as ``n_users``."""
+    axes = dict(fig.get("sweep") or {})
+    if fig.get("kind") == "sgd":
+        reps = int(fig["cv_repetitions"]) * int(fig["folds"])
+    else:
+        reps = max(int(fig["reps"]), int(fig.get("test_reps", 0)))
+        if fig.get("sizes"):
+            axes["n_users"] = list(fig["sizes"])
+    return Grid(eps=list(fig["eps"]), reps=reps, axes=axes)
+
+
+def bshp_grid(fig: dict) -> Grid:
+    """A BSHP figure: its ε and every repetition run (``reps``, or ``claim_reps`` when more)."""
+    return Grid(eps=list(fig["eps"]), reps=max(int(fig["reps"]), int(fig.get("claim_reps", 0))))
+
+
+def ldpfl_fig1_grid(fig: dict) -> Grid:
+    """Zhao et al. Fig. 1: the analytic curve on ``eps_grid`` (one row per ε) and the Monte-Carlo
+    runs at ``mc_eps`` (``mc_reps`` each); one file per mechanism."""
+    g = fig["eps_grid"]
+    steps = int(round((g["stop"] - g["start"]) / g["step"]))
+    grid = [round(g["start"] + i * g["step"], 10) for i in range(steps + 1)]
+    return Grid(
+        eps={"analytic": grid, "monte_carlo": list(fig["mc_eps"])},
+        reps={"analytic": 1, "monte_carlo": int(fig["mc_reps"])},
+        named="mechanism",
+    )
