@@ -302,8 +302,8 @@ def test_the_monte_carlo_row_checks_the_simulation_against_the_exact_values(fact
     rows += _rows("g16", "hiera", 1.0, 0.3, 1000) + [_theory("g16", "hiera", 1.0, 0.1, exact=False)]
     row = _decide(rows, [AGREE]).loc["(ours) agrees"]
     assert row["verdict"] == verdict and row["kind"] == "equivalence"
-    assert "PM: 10000 repetition ratios pooled over 2 curve points" in row["evidence"]
-    assert "HierA" not in row["evidence"]  # no exact expectation: not part of the check
+    assert row["n_points"] == 2  # PM and Duchi; HierA has no exact expectation: not part of the check
+    assert "10000 repetition ratios pooled over 2 curve points (1 panel)" in row["evidence"]
 
 
 def test_ldpfl_mse_figures_declare_the_monte_carlo_row():

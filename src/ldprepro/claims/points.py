@@ -104,7 +104,7 @@ def exact_ratio_point(label: str, metric: str, ta: float, tb: float, holds, word
         test=f"exact expected {what} ratio (closed form on the data)",
         note=f"exact {what} ratio {q:.4g}" + wording,
     )
-    return dataclasses.replace(pt, null=1.0)
+    return dataclasses.replace(pt, null=1.0, scale=f"exact ratio of the expected {what} A/B")
 
 
 def win_points(res: Results, a: str, others: list[str], where=None, check_ties: bool = True, **sel) -> list:
@@ -193,13 +193,15 @@ def exact_trend_point(curve: dict, label: str, metric: str, log_x: bool = False,
     steps = np.diff(y)
     monotone = bool(np.all(steps < 0) if decreasing else np.all(steps > 0))
     what = METRIC_WORDS.get(metric, f"E[{metric}]")
-    return exact_point(
+    per = f"per unit {'log ' if log_x else ''}parameter"
+    pt = exact_point(
         label,
         slope < 0 if decreasing else slope > 0,
         effect=slope,
-        test=f"exact expected {what}, slope of its log per unit {'log ' if log_x else ''}parameter",
+        test=f"exact expected {what}, slope of its log {per}",
         note=f"slope {slope:.3g}; " + ("monotone" if monotone else "not monotone") + " over the grid",
     )
+    return dataclasses.replace(pt, scale=f"slope of the log expected {what} {per}")
 
 
 def sweep_trend_points(

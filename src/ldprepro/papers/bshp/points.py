@@ -8,6 +8,8 @@ claim each of them decides (``CLAIMS``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -334,6 +336,7 @@ def theory_gain_grows(d: FigureData, cities: list[str]):
                         + (f"; does not grow at ε = {_list(falls)}" if falls else "; grows at every step"),
                     )
                 )
+                pts[-1] = dataclasses.replace(pts[-1], null=1.0, scale="smallest step ratio of the exact expected gain")
     return (
         pts,
         f"{', '.join(d.sampling)} at r = {', '.join(f'{r:g}' for r in d.ratios)}, every step of ε = {_grid(d.eps)}",
