@@ -312,3 +312,12 @@ def test_ldpfl_mse_figures_declare_the_monte_carlo_row():
     for fig in ("fig6", "fig7", "fig11"):
         tests = [d["test"] for d in paper_section("ldpfl", fig)["claims"]]
         assert tests.count("theory_agreement") == 1, fig
+
+
+def test_an_exact_loss_too_small_for_any_sample_is_refuted_and_shown_with_its_digits():
+    """ldpfl Fig. 7 at ε = 0.5 on Gaussian μ = 0: PM-SUB's exact MSE is 1.0001 × PM's; the
+    repetitions cannot see it, the exact ratio decides it and the evidence shows it is not 1."""
+    rows = _rows("g16", "pm", 0.5, 1.0, 5) + _rows("g16", "pm_sub", 0.5, 0.9, 5)
+    rows += [_theory("g16", "pm", 0.5, 1.0), _theory("g16", "pm_sub", 0.5, 1.000116)]
+    row = _decide(rows, [WIN]).loc["PM-SUB beats PM"]
+    assert row["verdict"] == "does not hold" and "1.000116" in row["evidence"]

@@ -102,7 +102,7 @@ def exact_ratio_point(label: str, metric: str, ta: float, tb: float, holds, word
         bool(holds(q)),
         effect=q,
         test=f"exact expected {what} ratio (closed form on the data)",
-        note=f"exact {what} ratio {q:.4g}" + wording,
+        note=(f"exact {what} ratio {q:.4g}" if abs(q - 1) >= 1e-3 else f"exact {what} ratio {q:.7f}") + wording,
     )
     return dataclasses.replace(pt, null=1.0, scale=f"exact ratio of the expected {what} A/B")
 
