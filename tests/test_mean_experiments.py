@@ -189,3 +189,27 @@ def test_the_figure_says_how_many_repetitions_its_curves_and_its_verdicts_use():
     # a figure whose only row is not testable (no claim declared): no repetition count to add
     untested = pd.DataFrame({"n_reps": pd.array([pd.NA], dtype="Int64")})
     assert repetitions_note(summary, untested) == "mean of 20 repetitions"
+
+
+@pytest.mark.parametrize(
+    "mechanism, params, d, exact",
+    [
+        ("pm_sub", {}, 1, True),
+        ("hm", {"discretize": 4}, 1, True),
+        ("hm_tp", {}, 4, True),
+        ("duchi", {}, 4, True),
+        ("duchi", {"duchi_ties": "wang"}, 4, False),  # the literal ties are biased
+        ("hiera", {"clip": True}, 1, False),  # the theory is the unclipped estimator's
+        ("hiera", {"clip": False}, 1, True),
+        ("graded_laplace", {}, 1, True),
+        ("pm_at_level", {}, 1, True),
+    ],
+)
+def test_theory_rows_declare_whether_they_are_exact(mechanism, params, d, exact):
+    """One declared place: sq_error_theory is exact for the unbiased estimators as run; the CLT's
+    abs_error_theory never is."""
+    x = rng_for(3, "ex").uniform(-1, 1, (400, d) if d > 1 else 400)
+    df = tidy_frame(mean_error_rows(x, mechanism, [1.0], 2, 3, {"m": mechanism}, BASE, params=params))
+    flag = df.set_index("metric")["theory_exact"]
+    assert flag["sq_error_theory"] == exact and flag["abs_error_theory"] == False  # noqa: E712
+    assert df.loc[~df["metric"].str.endswith("_theory"), "theory_exact"].isna().all()

@@ -307,3 +307,13 @@ def test_a_plugin_is_drawn_with_its_registered_label_and_its_own_colour(monkeypa
     # the built-in mechanisms keep the table's style; a name nobody registered stays grey, as it is
     assert style("laplace")["color"] == plotting.PALETTE["grey"]
     assert (style("no_such_mech")["label"], style("no_such_mech")["color"]) == ("no_such_mech", "#555555")
+
+
+def test_theory_declared_approximate_is_not_labelled_exact(monkeypatch):
+    """The jobs mark the MAE's theory (a normal approximation) theory_exact = False: the dashed
+    lines are then 'theory', qualified, never 'exact theory'."""
+    s = _summary(["a"], theory=True)
+    s["theory_exact"] = np.where(s["metric"] == "abs_error_theory", False, None)
+    fig = _draw(monkeypatch, s, _cfg(["a"], ratio_panel=False), {})
+    title = fig._suptitle.get_text().replace("\n", " ")
+    assert "exact theory" not in title and "MAE: normal approximation" in title

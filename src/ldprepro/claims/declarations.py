@@ -23,6 +23,9 @@ Test kinds (``TESTS``), their keys, and the claim kind they give (docs/verdicts-
 - ``mechanism_trend`` (trend): every mechanism's metric falls as ``x`` (ε, n_users) grows;
 - ``equivalence``: ``a`` and ``b`` within ×``margin`` at every ``x`` in scope (TOST);
 - ``ratio_below`` (range): metric(``mechanism``)/metric(b) < ``bound`` for every b in ``against``;
+- ``theory_agreement`` (equivalence): the simulated ``metric`` (default: the panel's) agrees with
+  its exact expectation within ×``margin``, pooled per mechanism (TOST); declared ``per_role`` on
+  every figure whose claims are decided exactly (exact first, ``ldprepro.claims.points``);
 - ``function``: ``function: "package.module:name"`` computes the claim(s), for exact computations
   from the closed forms and the claims no generic kind expresses (paper 004's per-run tests); it
   is called with the figure's ``Results`` and the declaration (whose further keys are its
@@ -82,6 +85,7 @@ TEST_KEYS = {
     "mechanism_trend": {"x"},
     "equivalence": {"a", "b", "margin", "x", "eps"},
     "ratio_below": {"mechanism", "against", "bound", "x"},
+    "theory_agreement": {"margin", "metric"},
     "function": {"function"},
 }
 REQUIRED = {
@@ -90,6 +94,7 @@ REQUIRED = {
     "mechanism_trend": {"x"},
     "equivalence": {"a", "b", "margin"},
     "ratio_below": {"mechanism", "against", "bound"},
+    "theory_agreement": {"margin"},
     "function": {"function"},
 }
 
@@ -216,6 +221,7 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
         outperform_kind,
         ratio_below_points,
         sweep_trend_points,
+        theory_agreement_points,
         win_points,
     )
 
@@ -253,6 +259,9 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
         pts = equivalence_points(
             res, decl["a"], decl["b"], decl["margin"], decl.get("x", "eps"), where=where, datasets=datasets
         )
+        kind = kind or "equivalence"
+    elif test == "theory_agreement":
+        pts = theory_agreement_points(res, decl["margin"], decl.get("metric"), datasets)
         kind = kind or "equivalence"
     else:  # ratio_below
         pts = ratio_below_points(res, decl["mechanism"], decl["against"], decl["bound"], decl.get("x", "eps"), datasets)

@@ -9,7 +9,16 @@ figure's per-repetition results into that kind's points (``ldprepro.claims.verdi
 - ``sweep_trend``: the metric of one mechanism against a swept parameter, per (panel, ε);
 - ``mechanism_trend``: every mechanism's metric against ε or the number of users, per panel;
 - ``equivalence``: a and b within a declared margin at every x in scope (TOST on means);
-- ``ratio_below``: metric(a)/metric(b) below a declared bound at every x in scope.
+- ``ratio_below``: metric(a)/metric(b) below a declared bound at every x in scope;
+- ``theory_agreement``: the simulated curves against their exact expectations (TOST, pooled per
+  mechanism).
+
+Exact first: wherever every compared curve has an exact expectation of the plotted metric at a
+point (a ``<metric>_theory`` row with ``theory_exact`` true, declared by the jobs,
+``ldprepro.experiments.mean``), that point is decided by the exact ratio of the expectations
+(``exact_point``), not by the repetitions; an exact ratio of 1 (identical expectations) refutes a
+strict win as a tie does. Points without exact expectations (approximate theory such as the CLT's
+MAE, HierA clipped, biased readings, LDP-SGD) stay simulated.
 """
 
 from __future__ import annotations
@@ -17,11 +26,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pandas as pd
 
 from ldprepro.claims.names import label as mechanism_label
 from ldprepro.claims.results import Results, log_scale, paired
-from ldprepro.claims.verdicts import equivalence_point, tie_point, trend_point
+from ldprepro.claims.verdicts import equivalence_point, exact_point, tie_point, trend_point
 from ldprepro.domain.mechanisms import get_mechanism, sampling_k
 from ldprepro.domain.ties import same_output_law
 
@@ -68,6 +78,35 @@ def _disc(res: Results, dataset: str, mechanism: str):
     return None if d.empty else d.iloc[0]
 
 
+#: how the evidence names the expectation of a metric
+METRIC_WORDS = {"sq_error": "MSE", "abs_error": "MAE"}
+#: exact expectations closer than this (relative) are equal: the two curves' laws give the same MSE
+EXACT_TIE_RTOL = 1e-12
+
+
+def exact_value(res: Results, dataset: str, mechanism: str, metric: str, **sel) -> float | None:
+    """The exact expectation of ``metric`` for this curve point (the jobs' ``<metric>_theory`` row
+    marked ``theory_exact``), or None when there is none (approximate theory, no closed form)."""
+    t = res.series(dataset, mechanism, f"{metric}_theory", theory_exact=True, **sel)
+    if len(t) != 1 or not np.isfinite(t.iloc[0]) or not t.iloc[0] > 0:
+        return None
+    return float(t.iloc[0])
+
+
+def exact_ratio_point(label: str, metric: str, ta: float, tb: float, holds, wording: str = "") -> object:
+    """An exact point on the ratio of two exact expectations ``ta/tb``; ``holds(q)`` decides it."""
+    q = ta / tb
+    what = METRIC_WORDS.get(metric, f"E[{metric}]")
+    pt = exact_point(
+        label,
+        bool(holds(q)),
+        effect=q,
+        test=f"exact expected {what} ratio (closed form on the data)",
+        note=(f"exact {what} ratio {q:.4g}" if abs(q - 1) >= 1e-3 else f"exact {what} ratio {q:.7f}") + wording,
+    )
+    return dataclasses.replace(pt, null=1.0, scale=f"exact ratio of the expected {what} A/B")
+
+
 def win_points(res: Results, a: str, others: list[str], where=None, check_ties: bool = True, **sel) -> list:
     """Points of "a beats every one of ``others``" at every (dataset, ε) in scope."""
     points = []
@@ -88,6 +127,17 @@ def win_points(res: Results, a: str, others: list[str], where=None, check_ties: 
                 tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b)) if check_ties else None
                 if tie:
                     points.append(tie_point(label, tie))
+                    continue
+                sel_b = {k: v for k, v in sel.items() if k not in ("clip",)}
+                ta, tb = exact_value(res, ds, a, metric, eps=eps, **sel), exact_value(res, ds, b, metric, eps=eps, **sel_b)
+                if ta is not None and tb is not None:
+                    equal = math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL)
+                    points.append(
+                        exact_ratio_point(
+                            label, metric, ta, tb, lambda q, equal=equal: q < 1 and not equal,
+                            " (equal expectations: a tie, no strict win)" if equal else "",
+                        )
+                    )
                     continue
                 pt = paired(sa, sb, label, log_scale(metric))
                 if pt is not None:
@@ -113,6 +163,47 @@ def outperform_kind(res: Results, others: list[str], where=None) -> str:
     )
 
 
+def _exact_curve(res: Results, dataset: str, mechanism: str, metric: str, xcol: str, xs: list, **sel):
+    """{x: exact expectation} of one curve over ``xs``, or None unless every x has one."""
+    r = res.raw
+    if "theory_exact" not in r or xcol not in r:
+        return None
+    rows = r[
+        (r["dataset"] == dataset)
+        & (r["mechanism"] == mechanism)
+        & (r["metric"] == f"{metric}_theory")
+        & (r["theory_exact"] == True)  # noqa: E712  (an object column: True, False or missing)
+    ]
+    for col, val in sel.items():
+        rows = rows[rows[col] == val]
+    values = rows.groupby(xcol)["value"].agg(["first", "count"])
+    if not set(xs) <= set(values.index) or (values.loc[xs, "count"] != 1).any():
+        return None
+    out = {float(x): float(values.loc[x, "first"]) for x in xs}
+    return out if all(np.isfinite(v) and v > 0 for v in out.values()) else None
+
+
+def exact_trend_point(curve: dict, label: str, metric: str, log_x: bool = False, decreasing: bool = True):
+    """The trend of an exact expectation in x: least-squares slope of its log against x (log x if
+    ``log_x``), the statistic the simulated trend estimates, computed without sampling noise; the
+    note says whether the curve is also monotone."""
+    xs = np.array(sorted(curve))
+    y = np.log([curve[x] for x in xs])
+    slope = float(np.polyfit(np.log(xs) if log_x else xs, y, 1)[0])
+    steps = np.diff(y)
+    monotone = bool(np.all(steps < 0) if decreasing else np.all(steps > 0))
+    what = METRIC_WORDS.get(metric, f"E[{metric}]")
+    per = f"per unit {'log ' if log_x else ''}parameter"
+    pt = exact_point(
+        label,
+        slope < 0 if decreasing else slope > 0,
+        effect=slope,
+        test=f"exact expected {what}, slope of its log {per}",
+        note=f"slope {slope:.3g}; " + ("monotone" if monotone else "not monotone") + " over the grid",
+    )
+    return dataclasses.replace(pt, scale=f"slope of the log expected {what} {per}")
+
+
 def sweep_trend_points(
     res: Results, mechanism: str, sweep: str, log_x: bool = False, log: bool | None = True, datasets=None
 ) -> list:
@@ -129,7 +220,10 @@ def sweep_trend_points(
                 & (res.raw["mechanism"] == mechanism)
             ]
             table = r.pivot_table(index="rep", columns=sweep, values="value")
-            if table.shape[1] > 1:
+            exact = _exact_curve(res, ds, mechanism, metric, sweep, list(table.columns), eps=eps)
+            if exact is not None and len(exact) > 1:
+                pts.append(exact_trend_point(exact, f"{ds} ε={eps:g}", metric, log_x=log_x))
+            elif table.shape[1] > 1:
                 pts.append(
                     trend_point(
                         table,
@@ -149,7 +243,10 @@ def mechanism_trend_points(res: Results, dataset: str, x: str) -> list:
     for m in sorted(res.raw.loc[res.raw["dataset"] == dataset, "mechanism"].unique()):
         r = res.raw[(res.raw["dataset"] == dataset) & (res.raw["mechanism"] == m) & (res.raw["metric"] == metric)]
         table = r.pivot_table(index="rep", columns=x, values="value")
-        if table.shape[1] > 1:
+        exact = _exact_curve(res, dataset, m, metric, x, list(table.columns))
+        if exact is not None and len(exact) > 1:
+            pts.append(exact_trend_point(exact, f"{dataset}/{mechanism_label(m)}", metric, log_x=True))
+        elif table.shape[1] > 1:
             pts.append(trend_point(table, f"{dataset}/{mechanism_label(m)}", decreasing=True, log=True, log_x=True))
     return pts
 
@@ -164,6 +261,15 @@ def ratio_below_points(res: Results, a: str, others: list[str], bound: float, xc
             for b in others:
                 sb = res.series(ds, b, **{xcol: x})
                 label = point_label(ds if datasets is None else "", xcol, x) + f" vs {mechanism_label(b)}"
+                metric = res.metric_of(ds)
+                ta, tb = exact_value(res, ds, a, metric, **{xcol: x}), exact_value(res, ds, b, metric, **{xcol: x})
+                if ta is not None and tb is not None and len(sa) and len(sb):
+                    pts.append(
+                        exact_ratio_point(
+                            label + (f" (×{bound:g})" if bound != 1 else ""), metric, ta, tb, lambda q: q < bound
+                        )
+                    )
+                    continue
                 pt = paired(sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True)
                 if pt is not None:
                     pts.append(pt)
@@ -196,7 +302,59 @@ def equivalence_points(
             common = sa.index.intersection(sb.index)
             if len(common):
                 label = point_label(ds if datasets is None else "", xcol, x)
+                metric = res.metric_of(ds)
+                ta, tb = exact_value(res, ds, a, metric, **{xcol: x}), exact_value(res, ds, b, metric, **{xcol: x})
+                if ta is not None and tb is not None:
+                    pts.append(
+                        exact_ratio_point(
+                            label, metric, ta, tb, lambda q: 1 / margin < q < margin, f" (margin ×{margin:g})"
+                        )
+                    )
+                    continue
                 pts.append(
                     equivalence_point(sa.loc[common].to_numpy(), sb.loc[common].to_numpy(), label, margin, means=True)
                 )
+    return pts
+
+
+def theory_agreement_points(res: Results, margin: float, metric: str | None = None, datasets=None) -> list:
+    """The Monte-Carlo check of exact-first: per mechanism, the per-repetition ratios
+    ``metric / its exact expectation`` (mean 1 when the implementation follows its closed form),
+    pooled over every curve point of the role's panels that has an exact expectation (every ε,
+    size and curve parameter); TOST of their mean against 1 with the declared margin."""
+    r = res.raw if datasets is None else res.raw[res.raw["dataset"].isin(datasets)]
+    if not len(r) or "theory_exact" not in r:
+        return []
+    pts = []
+    for m in sorted(r["mechanism"].unique()):
+        z, n_points, n_panels = [], 0, set()
+        for ds in sorted(r.loc[r["mechanism"] == m, "dataset"].unique()):
+            met = metric or res.metric_of(ds)
+            rows = r[(r["dataset"] == ds) & (r["mechanism"] == m)]
+            theory = rows[(rows["metric"] == f"{met}_theory") & (rows["theory_exact"] == True)]  # noqa: E712
+            measured = rows[rows["metric"] == met]
+            if theory.empty or measured.empty:
+                continue
+            keys = [
+                c
+                for c in theory.columns
+                if c not in ("rep", "metric", "value", "theory_exact") and theory[c].notna().any()
+            ]
+            fill = {c: "∅" for c in keys}
+            t = theory[keys + ["value"]].astype({c: object for c in keys}).fillna(fill)
+            mm = measured[keys + ["value"]].astype({c: object for c in keys}).fillna(fill)
+            joined = mm.merge(t, on=keys, suffixes=("", "_exact"), validate="many_to_one")
+            if joined.empty:
+                continue
+            z.append((joined["value"] / joined["value_exact"]).to_numpy(dtype=float))
+            n_points += len(t.merge(mm[keys].drop_duplicates(), on=keys))
+            n_panels.add(ds)
+        if not z:
+            continue
+        values = np.concatenate(z)
+        label = (
+            f"{mechanism_label(m)}: {values.size} repetition ratios pooled over {n_points} curve points "
+            f"({len(n_panels)} panel{'s' if len(n_panels) != 1 else ''})"
+        )
+        pts.append(equivalence_point(values, np.ones_like(values), label, margin, means=True))
     return pts

@@ -12,6 +12,16 @@ Theory rows (``rep`` 0, metrics ``sq_error_theory`` / ``abs_error_theory``): for
 independent unbiased outputs E(m̂ − m)² = Σ_i Var[y_i | x_i] / n² exactly (HierA: its own exact
 variance, intended reading without clipping), and E|m̂ − m| ≈ √(2/π)·√(that) by the central
 limit theorem. Estimators without a closed form (biased readings) get no theory rows.
+
+Which theory rows are exact is declared here, and only here: every theory row carries
+``theory_exact`` (True: the value is the exact expectation of the measured metric for the
+estimator that was run, on the job's data). ``abs_error_theory`` is never exact (a CLT
+approximation); ``sq_error_theory`` is exact when the estimator's ``exact_sq_error`` says so —
+unbiased outputs with their exact variance (every registered 1-D mechanism, discretised or not, the
+multidimensional collections with Duchi's ½-ties, graded Laplace, the at-level references), not
+HierA with clipping (the theory is the unclipped estimator's) nor Duchi's literal-ties variant. The
+claim engine decides a claim exactly wherever every compared curve has an exact row
+(``ldprepro.claims.points``), and checks the simulation against those rows in a claim of its own.
 """
 
 from __future__ import annotations
@@ -38,6 +48,9 @@ class PerturbAndAverage:
 
     def __init__(self, mech):
         self.mech = mech
+        #: ``var_of_mean`` is the exact E(m̂ − m)² of ``estimate``: the mechanism's outputs are
+        #: unbiased with the stated variance (the mechanism contract), except Duchi's literal ties
+        self.exact_sq_error = getattr(mech, "ties", "half") == "half"
         self._mean, self._mean_of = None, None
         if type(mech) is Laplace or isinstance(mech, LaplaceMultiDim):
             self._laplace_scale = mech.scale if type(mech) is Laplace else mech.mechanism.scale
@@ -75,6 +88,8 @@ class HierAEstimator:
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
         self.model = HierA(self.levels, mu=mu, step5_mode=step5_mode, clip=clip)
+        #: the theory is the unclipped intended-mode variance: exact only for that estimator
+        self.exact_sq_error = step5_mode == "intended" and not clip
         self._sorted, self._sorted_for = None, None
 
     def estimate(self, x, rng):
@@ -129,6 +144,7 @@ class AtLevelEstimator:
 
         self.levels = GradedLevels.from_base_eps(eps, k=len(multipliers), multipliers=list(multipliers))
         self.mechs = [get_mechanism(base, float(e)) for e in self.levels.eps]
+        self.exact_sq_error = True  # unbiased outputs, each with its level's exact variance
         self._by_level, self._grouped_for = None, None
 
     def _groups(self, x):
@@ -213,13 +229,22 @@ def mean_error_rows(
         var = est.var_of_mean(x)
         if var is not None:
             var_of_mean = np.atleast_1d(np.asarray(var, dtype=float))
-            rows.append({**common, "rep": 0, "metric": "sq_error_theory", "value": float(var_of_mean.mean())})
+            rows.append(
+                {
+                    **common,
+                    "rep": 0,
+                    "metric": "sq_error_theory",
+                    "value": float(var_of_mean.mean()),
+                    "theory_exact": bool(getattr(est, "exact_sq_error", False)),
+                }
+            )
             rows.append(
                 {
                     **common,
                     "rep": 0,
                     "metric": "abs_error_theory",
                     "value": float(np.mean(np.sqrt(2.0 / math.pi * var_of_mean))),
+                    "theory_exact": False,  # the central limit theorem's approximation
                 }
             )
         for rep in range(int(reps)):

@@ -130,6 +130,9 @@ def run_job(
 #: a qualifier for the dashed "exact theory" lines of (mechanism, metric), where the closed form is not
 #: that of the estimator measured (HierA Fig. 1: the curve is clipped, the theory unclipped)
 THEORY_NOTE = {("hiera", "abs_error"): "HierA: MAE of the unclipped estimator"}
+#: how a theory line is qualified when its rows are not the exact expectation (``theory_exact`` false,
+#: declared by the jobs, ``ldprepro.experiments.mean``): the MAE's is the normal approximation
+APPROXIMATE_NOTE = {"abs_error": "MAE: normal approximation √(2/π)·√(Σ Var)/n, not exact"}
 #: the y-label suffix for errors of attributes mapped to [−1, 1] (``panel_values``)
 RESCALED = "(attribute rescaled to [−1, 1])"
 
@@ -213,6 +216,12 @@ def _panel_curves(s: pd.DataFrame, metric: str, xcol: str, x_params: tuple, swee
             "ci_low": meas["ci_low"].to_numpy(float),
             "ci_high": meas["ci_high"].to_numpy(float),
             "theory": (theory[xcol].to_numpy(float), theory["mean"].to_numpy(float)) if len(theory) else None,
+            # False when the jobs declared the theory rows approximate; None for results without the flag
+            "theory_exact": (
+                bool(theory["theory_exact"].eq(True).all())
+                if len(theory) and "theory_exact" in theory and theory["theory_exact"].notna().any()
+                else None
+            ),
         }
     return curves, levels
 
@@ -298,7 +307,7 @@ def plot_mean_figure(
     fig = plt.figure(figsize=(width, sum(heights) + 0.9), layout="constrained")
     grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
     main_axes = []
-    drew_theory = set()
+    drew_theory, approximate = set(), set()
     for i, (panel, s, metric, curves, levels) in enumerate(drawn):
         r, c = divmod(i, ncols)
         if ratio:
@@ -333,6 +342,8 @@ def plot_mean_figure(
             if cv["theory"] is not None:
                 ax.plot(*cv["theory"], ls=LINESTYLE["theory"], color=st["color"], lw=0.9, alpha=0.9)
                 drew_theory.add((cv["mechanism"], metric))
+                if cv["theory_exact"] is False:
+                    approximate.add(metric)
         ax.set_yscale(panel.get("yscale", fig_cfg.get("yscale", "log")))
         if ax.get_yscale() == "log":
             _log_limits(ax, curves, levels)
@@ -371,7 +382,9 @@ def plot_mean_figure(
         not_available_panel(ax, panel.get("title", panel["dataset"]), unavailable[panel["dataset"]])
     extra = []
     notes = sorted({THEORY_NOTE[k] for k in drew_theory if k in THEORY_NOTE})
-    theory_key = "dashed: exact theory" + (f" ({'; '.join(notes)})" if notes else "") if drew_theory else ""
+    notes += sorted(APPROXIMATE_NOTE.get(m, f"{m}: approximate") for m in approximate)
+    what = "dashed: theory" if approximate else "dashed: exact theory"
+    theory_key = what + (f" ({'; '.join(notes)})" if notes else "") if drew_theory else ""
     if drew_theory:
         extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9), theory_key))
     if ratio and main_axes:

@@ -15,7 +15,7 @@ from ldprepro.papers import declared_claims
 from ldprepro.papers.bshp.figure_data import FigureData
 from ldprepro.papers.bshp.points import (
     bandwidth,
-    gain_trend,
+    gain_grows,
     halved,
     higher_ratio,
     ratio_trend,
@@ -23,7 +23,8 @@ from ldprepro.papers.bshp.points import (
     scope_text,
     sweep_vs_baseline,
     theorem7,
-    theory_gain_trend,
+    theory_agreement,
+    theory_gain_grows,
     theory_vs_baseline,
     vs_baseline,
 )
@@ -33,7 +34,7 @@ THEOREM7 = "BSHP/WSHP satisfy ε'-LDP with ε' = ln(1 + r(e^ε − 1)) < ε (The
 #: The point computations a declaration may name (``points:`` in claims.yaml).
 POINTS = {
     "vs_baseline": vs_baseline,
-    "gain_trend": gain_trend,
+    "gain_grows": gain_grows,
     "higher_ratio": higher_ratio,
     "ratio_trend": ratio_trend,
     "halved": halved,
@@ -42,7 +43,8 @@ POINTS = {
     "theorem7": theorem7,
     "bandwidth": bandwidth,
     "theory_vs_baseline": theory_vs_baseline,
-    "theory_gain_trend": theory_gain_trend,
+    "theory_gain_grows": theory_gain_grows,
+    "theory_agreement": theory_agreement,
 }
 
 
@@ -60,7 +62,11 @@ def _variants(decl: dict, d: FigureData) -> list[tuple[str, dict]]:
 
 def _compute(decl: dict):
     fn = POINTS[decl["points"]]
-    return fn(decl["metric"]) if decl["points"] == "vs_baseline" else fn
+    if decl["points"] == "vs_baseline":
+        return fn(decl["metric"])
+    if decl["points"] == "theory_agreement":
+        return lambda d, cities, **kw: fn(d, cities, float(decl["margin"]), **kw)
+    return fn
 
 
 def on_cities(res: Results, decl: dict) -> list:
@@ -106,8 +112,10 @@ def on_cities(res: Results, decl: dict) -> list:
 
 
 def exact(res: Results, decl: dict) -> list:
-    """A claim decided once per figure from the closed forms (and the exact expectations the jobs
-    wrote, where it needs the cities' data)."""
+    """A claim decided once per figure from the closed forms alone (Theorem 7, bandwidth): about the
+    mechanisms, not any city's data, so its role is ``paper``. Exact computations on a city's data
+    (Lemma 6 on its true counts) are ``on_cities`` claims: one row per data role, so a substitute
+    city never sits in a ``paper`` row."""
     d = _figure_data(res)
     out = []
     for words, opts in _variants(decl, d):
