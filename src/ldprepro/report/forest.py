@@ -56,12 +56,12 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
     if ratio:
         ax.set_xscale("log")
     ax.set_yticks(y)
-    ax.set_yticklabels([textwrap.shorten(str(p), 38, placeholder="…") for p in shown["point"]], fontsize=6)
+    ax.set_yticklabels([textwrap.shorten(str(p), 38, placeholder="…") for p in shown["point"]], fontsize="x-small")
     scale = scales["effect_scale"].iloc[0] if len(scales) else ""
     levels = sorted({f"{round(100 * v)} %" for v in shown["ci_level"].dropna()})
-    ax.set_xlabel(f"{scale}" + (f" ({', '.join(levels)} CI)" if levels else ""), fontsize=7)
+    ax.set_xlabel(f"{scale}" + (f" ({', '.join(levels)} CI)" if levels else ""), fontsize="small")
     extra = f" — {hidden} more points not drawn (the weakest {MAX_POINTS} shown)" if hidden else ""
-    ax.set_title(textwrap.fill(title + extra, 110), fontsize=7, loc="left")
+    ax.set_title(textwrap.fill(title + extra, 110), fontsize="small", loc="left")
 
 
 def draw_forest(
@@ -80,7 +80,9 @@ def draw_forest(
     )
     if not with_points:
         axes[0, 0].axis("off")
-        axes[0, 0].text(0.0, 0.5, "no claim of this figure was decided on points (see its claims table)", fontsize=8)
+        axes[0, 0].text(
+            0.0, 0.5, "no claim of this figure was decided on points (see its claims table)", fontsize="small"
+        )
     for ax, c in zip(axes[:, 0], with_points):
         role = "" if c.data_role == "paper" else f" [{c.data_role} data]"
         _panel(ax, points[points["claim_id"] == c.claim_id], f"{c.verdict.upper()}: {c.claim}{role}")
