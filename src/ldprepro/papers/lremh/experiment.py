@@ -13,10 +13,13 @@ Besides the paper's EM, LASSO and LREMH (EM stopped by the paper's gap 0.001, [U
 max|Δθ|), the control ``em_converged`` / ``lremh_converged`` (ours, issue 13) runs the same EM to
 convergence (config ``lremh.converged``), on the first ``converged.subsets`` subsets of each run.
 
-Timing rows (metrics ``time_s``, ``time_ratio_to_lremh``) go to the time figure's files; every other
+The time figure's files hold the timing rows (metrics ``time_s``, ``time_ratio_to_lremh``: drawn,
+never deciding a verdict) and, beside them, the machine-independent cost of every estimate
+(``cost_ops``, :mod:`ldprepro.papers.lremh.cost`; with ``lasso_epochs``, the LASSO's
+coordinate-descent epochs it counts), on which Figs. 1–2's efficiency claims are decided. Every other
 metric (``avd``, ``iterations``, ``converged``, ``loglik``, ``candidates``, LREMH's
-``pruned_true_mass`` and ``kept_fraction``) goes to the AVD figure's files, which are
-byte-reproducible; the timing files are not. ``rep`` = run × (number of subsets) + subset index.
+``pruned_true_mass`` and ``kept_fraction``) goes to the AVD figure's files. Every row but the timing
+rows is a function of config and seed. ``rep`` = run × (number of subsets) + subset index.
 """
 
 from __future__ import annotations
@@ -30,11 +33,14 @@ import pandas as pd
 
 from ldprepro.data.lopub_adult import derive_lopub_adult
 from ldprepro.domain.joint import RRLDP, avd, em, em_candidates, lasso, loglik, lremh, memory_estimate, true_joint
+from ldprepro.papers.lremh.cost import COST_METRIC, EPOCHS_METRIC, estimate_ops
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "lremh"
 METHODS = ("em", "lasso", "lremh", "em_converged", "lremh_converged")
 TIME_METRICS = ("time_s", "time_ratio_to_lremh")
+#: methods whose estimate starts with the LASSO of Alg. 2 lines 1–10 (their cost counts its epochs)
+LASSO_BASED = ("lasso", "lremh", "lremh_converged")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -138,8 +144,21 @@ def runs_control(exp: dict, method: str, k: int, subset_index: int) -> bool:
     return subset_index < int(cv.get("subsets", exp["subsets"])) and (ks is None or int(k) in {int(x) for x in ks})
 
 
+def lasso_epochs(estimators: dict, blocks, rr, lasso_estimate=None, known: dict | None = None) -> int:
+    """The coordinate-descent epochs of the LASSO of Alg. 2 lines 1–10 on these reports: LREMH's
+    step 1 is the ``lasso`` method's call with the same arguments (deterministic, cyclic coordinate
+    descent), so its epochs are the LASSO estimate's; taken from ``lasso_estimate`` or from an
+    epoch count already known for this cell, else from an untimed LASSO fit (cost bookkeeping only)."""
+    if lasso_estimate is not None:
+        return int(lasso_estimate.info["lasso_iter"])
+    if known:
+        return int(next(iter(known.values())))
+    return int(estimators["lasso"](blocks, rr.q_star, rr.p_star).info["lasso_iter"])
+
+
 def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, log=print) -> tuple[list, list]:
-    """Every (run × f × k × subset × method) of one experiment: (time rows, other rows).
+    """Every (run × f × k × subset × method) of one experiment: (time-figure rows: CPU time and the
+    machine-independent cost of each estimate; other rows).
 
     Common random numbers: within a run every method sees the same user sample and, per f, the
     same perturbed reports; ``rep`` identifies (run, subset), so methods pair on it. Per EM-based
@@ -188,7 +207,7 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             "n_attributes": d,
                             "rep": run * len(ss) + si,
                         }
-                        secs = {}
+                        secs, ops, epochs = {}, {}, {}
                         for m in methods:
                             if not runs_control(exp, m, k, si):
                                 continue
@@ -196,6 +215,9 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             est = estimators[m](blocks, rr.q_star, rr.p_star)
                             secs[m] = time.process_time() - t0
                             spent[m] += secs[m]
+                            if m in LASSO_BASED:
+                                epochs[m] = lasso_epochs(estimators, blocks, rr, est if m == "lasso" else None, epochs)
+                            ops[m] = estimate_ops(m, n_users, sz, est.iterations, est.candidates, epochs.get(m))
                             r = {**base, "figure": exp["avd_figure"], "mechanism": m}
                             rows += [
                                 {**r, "metric": "avd", "value": avd(truth, est.theta)},
@@ -220,6 +242,9 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                         for m in secs:
                             r = {**base, "figure": exp["time_figure"], "mechanism": m}
                             time_rows.append({**r, "metric": "time_s", "value": secs[m]})
+                            time_rows.append({**r, "metric": COST_METRIC, "value": ops[m]})
+                            if m in epochs:
+                                time_rows.append({**r, "metric": EPOCHS_METRIC, "value": float(epochs[m])})
                             ref = time_reference(m)
                             if ref in secs:
                                 time_rows.append(
