@@ -341,3 +341,15 @@ def figure_claims(
     spec, where = declared_claims(PAPER, figure)
     fig = {**exp, "panels": [{"dataset": exp["dataset"]}], "attributes": attributes}
     return claims_for(PAPER, figure, raw, fig, unavailable, spec, where)
+
+
+def figure_tables(paths, figure: str, exp: dict, unavailable: dict | None = None):
+    """(raw results, summary, claims table, record size d) of one figure from its job's result files
+    (workflow/scripts/lremh_figure.py): d is the attributes the jobs coded (recorded in every row;
+    None without results)."""
+    from ldprepro.pipeline.results import KEY_COLUMNS, aggregate, read_results
+
+    raw = read_results(paths)
+    summary = aggregate(raw) if len(raw) else raw.reindex(columns=KEY_COLUMNS)
+    d = int(raw["n_attributes"].iloc[0]) if len(raw) and "n_attributes" in raw else None
+    return raw, summary, figure_claims(raw, figure, exp, dict(unavailable or {}), attributes=d), d

@@ -1,4 +1,6 @@
-"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: runner and plotting (the claims: :mod:`ldprepro.papers.lremh.claims`).
+"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: the runner (claims: :mod:`ldprepro.papers.lremh.claims` and
+:mod:`~ldprepro.papers.lremh.efficiency`; cost model: :mod:`~ldprepro.papers.lremh.cost`; plots:
+:mod:`~ldprepro.papers.lremh.plotting`).
 
 One job per experiment (dataset) runs every method on the same reports, so the timings of EM,
 LASSO and LREMH come from the same process on the same machine. Per run: a fresh user sample
@@ -277,134 +279,13 @@ def feasibility_table(sizes: list[int], n_users: int, ks=range(2, 9), budget_gib
     return pd.DataFrame(out)
 
 
-# ------------------------------------------------------------------------------------------------
-# plotting
-# ------------------------------------------------------------------------------------------------
+def write_job_results(exp: dict, time_rows: list, rows: list, outputs: dict) -> None:
+    """The job's result files (workflow/scripts/lremh_job.py): ``outputs["time"]`` and
+    ``outputs["avd"]`` list one parquet per method, in the order of ``exp["methods"]``
+    (:func:`experiment_outputs`); the time figure's files get the timing and cost rows."""
+    from ldprepro.pipeline.results import tidy_frame, write_results
 
-
-def _style(method: str) -> dict:
-    """Plot style: the paper's methods as in :func:`ldprepro.report.plotting.style`; the converged-EM
-    control (ours) dashed, with open markers, labelled as such."""
-    from ldprepro.report.plotting import style
-
-    if method in CONTROLS:
-        st = style(CONTROLS[method])
-        return {**st, "label": st["label"] + " to convergence (ours)", "ls": "--", "mfc": "none"}
-    st = style(method)
-    if method in ("em", "lremh"):
-        st["label"] += " (gap 0.001)"
-    return st
-
-
-def _yerr(g: pd.DataFrame, log: bool = False) -> list:
-    """Asymmetric CI error bars; on a log axis the lower bar stops above zero."""
-    low = g["ci_low"].clip(lower=g["mean"] * 1e-2) if log else g["ci_low"]
-    return [(g["mean"] - low).clip(lower=0), (g["ci_high"] - g["mean"]).clip(lower=0)]
-
-
-def plot_figure(
-    summary: pd.DataFrame,
-    kind: str,
-    title: str,
-    unavailable: dict,
-    png,
-    svg=None,
-    claims=None,
-    f_values=None,
-    privacy: dict | None = None,
-) -> None:
-    """Top row: estimation time (log) or AVD per f; bottom row: each method's mean time divided by
-    LREMH's mean time (the ratio of means, from the summary), or LREMH's pruning diagnostics (AVD,
-    true mass pruned, fraction of candidates kept; all shares in [0, 1]). One legend per row, right
-    of the panels."""
-    import matplotlib.pyplot as plt
-
-    from ldprepro.report.plotting import (
-        not_available_panel,
-        plain_log_ticks,
-        save_figure,
-        set_suptitle,
-        shared_legend,
-        style,
-    )
-
-    if unavailable:
-        fig, axes = plt.subplots(
-            len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False, layout="constrained"
-        )
-        for ax, (k, v) in zip(axes[:, 0], unavailable.items()):
-            not_available_panel(ax, str(k), v)
-        set_suptitle(fig, title)
-        save_figure(fig, png, svg, claims=claims)
-        return
-    f_values = sorted(f_values if f_values is not None else summary["f"].unique())
-    ncols = max(1, len(f_values))
-    fig = plt.figure(figsize=(4.2 * ncols, 7.0), layout="constrained")
-    top_fig, bottom_fig = fig.subfigures(2, 1)
-    top_axes = top_fig.subplots(1, ncols, squeeze=False)[0]
-    bottom_axes = bottom_fig.subplots(1, ncols, squeeze=False)[0]
-    metric = "time_s" if kind == "time" else "avd"
-    ks = sorted(int(k) for k in summary["k"].dropna().unique())
-    for ax, f in zip(top_axes, f_values):
-        s = summary[(summary["f"] == f) & (summary["metric"] == metric)]
-        for m, g in s.groupby("mechanism", sort=False):
-            g = g.sort_values("k")
-            ax.errorbar(g["k"], g["mean"], yerr=_yerr(g, log=kind == "time"), capsize=3, **style(m))
-        sub = f"f = {f:g}"
-        if privacy and f in privacy:
-            sub += f"\n{privacy[f]}"
-        ax.set_title(sub)
-        ax.set_xlabel("dimension k")
-        ax.set_xticks(ks)
-        ax.set_ylabel("estimation time (s)" if kind == "time" else "AVD of the k-way marginal")
-        if kind == "time":
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(0, 1.02)
-    # second row: time ratios (time figures) or LREMH's pruning floor (AVD figures)
-    for ax, f in zip(bottom_axes, f_values):
-        if kind == "time":
-            s = summary[(summary["f"] == f) & (summary["metric"] == "time_s")]
-            means = s.pivot_table(index="k", columns="mechanism", values="mean")
-            for m in [m for m in s["mechanism"].unique() if m not in ("lremh", "lremh_converged")]:
-                ref = "lremh_converged" if m.endswith("_converged") else "lremh"  # a control ÷ its control
-                if m in means and ref in means:
-                    st = style(m)
-                    st["label"] = f"{st['label']} ÷ {style(ref)['label']}"
-                    r = (means[m] / means[ref]).dropna()
-                    ax.plot(r.index, r.to_numpy(), **st)
-            ax.axhline(1.0, color="k", lw=0.8, ls=":")
-            ax.set_yscale("log")
-            ax.set_ylabel("mean time ÷ mean LREMH time")
-        else:
-            s = summary[(summary["f"] == f) & (summary["mechanism"] == "lremh")]
-            st = style("lremh")
-            for metric2, ls, mfc, lab in [
-                ("avd", "-", st["color"], "LREMH AVD"),
-                ("pruned_true_mass", "--", "none", "true mass pruned by LREMH"),
-                ("kept_fraction", ":", "white", "fraction of candidates LREMH keeps"),
-            ]:
-                g = s[s["metric"] == metric2].sort_values("k")
-                ax.errorbar(
-                    g["k"],
-                    g["mean"],
-                    yerr=_yerr(g),
-                    capsize=3,
-                    ls=ls,
-                    color=st["color"],
-                    marker=st["marker"],
-                    mfc=mfc,
-                    label=lab,
-                )
-            ax.set_ylim(0, 1.02)
-            ax.set_ylabel("share (0–1): AVD, pruned mass,\ncandidates kept")
-        ax.set_xlabel("dimension k")
-        ax.set_xticks(ks)
-        ax.set_title(f"f = {f:g}")
-    for ax in [*top_axes, *bottom_axes]:
-        if ax.get_yscale() == "log":
-            plain_log_ticks(ax)
-    shared_legend(top_fig, top_axes)
-    shared_legend(bottom_fig, bottom_axes)
-    set_suptitle(fig, title + " (mean over runs × subsets, 95% CI bars)")
-    save_figure(fig, png, svg, claims=claims)
+    for kind, data in (("time", time_rows), ("avd", rows)):
+        frame = tidy_frame(data, extra_order=["f", "k", "n_users"])
+        for path, method in zip(outputs[kind], exp["methods"]):
+            write_results(frame[frame["mechanism"] == method].reset_index(drop=True), path)
