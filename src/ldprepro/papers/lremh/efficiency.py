@@ -39,7 +39,7 @@ def _note() -> str:
 
 
 def faster(res: Results, decl: dict) -> list:
-    """"LREMH is faster than EM" (Sec. 5.3, Figs. 1–2), range over (f, k): paired test on the
+    """Claim "LREMH is faster than EM" (Sec. 5.3, Figs. 1–2), range over (f, k): paired test on the
     per-run log cost ratios LREMH/EM."""
 
     def build(em_m, lr_m, rule):
@@ -74,17 +74,17 @@ def _advantage_trend(res: Results, decl: dict, x: str) -> list:
 
 
 def advantage_grows_with_k(res: Results, decl: dict) -> list:
-    """"LREMH's efficiency advantage grows with the number of attributes" (Sec. 5.3, Figs. 1–2)."""
+    """Claim "LREMH's efficiency advantage grows with the number of attributes" (Sec. 5.3, Figs. 1–2)."""
     return _advantage_trend(res, decl, "k")
 
 
 def advantage_grows_with_f(res: Results, decl: dict) -> list:
-    """"… and with f" (Sec. 5.3, Figs. 1–2)."""
+    """Claim "… and with f" (Sec. 5.3, Figs. 1–2)."""
     return _advantage_trend(res, decl, "f")
 
 
 def competitive_at_low_dimension(res: Results, decl: dict) -> list:
-    """"On Adult, EM is competitive at low dimension" (Sec. 5.3, Fig. 2): EM/(factor·LREMH) cost
+    """Claim "On Adult, EM is competitive at low dimension" (Sec. 5.3, Fig. 2): EM/(factor·LREMH) cost
     below 1 at the lowest k, per f (paired log ratios; the factor is declared)."""
     factor = float(decl["factor"])
 
@@ -103,14 +103,18 @@ def competitive_at_low_dimension(res: Results, decl: dict) -> list:
 
 
 def em_cost_grows_with_k(res: Results, decl: dict) -> list:
-    """"On Adult, EM degrades (its time grows) as k grows" (Sec. 5.3, Fig. 2): trend of EM's per-run
+    """Claim "On Adult, EM degrades (its time grows) as k grows" (Sec. 5.3, Fig. 2): trend of EM's per-run
     log cost in k, one point per f."""
 
     def build(em_m, lr_m, rule):
         t, dataset = _cost_table(res, em_m, lr_m)
         em_t = t[em_m].rename("cost").reset_index()
         pts = [
-            trend_point(g.pivot(index="run", columns="k", values="cost"), f"f={f:g}: slope of log EM cost in k", decreasing=False)
+            trend_point(
+                g.pivot(index="run", columns="k", values="cost"),
+                f"f={f:g}: slope of log EM cost in k",
+                decreasing=False,
+            )
             for f, g in em_t.groupby("f")
         ]
         return _scope(dataset, t, rule), pts, _note()
