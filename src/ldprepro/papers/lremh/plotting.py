@@ -61,14 +61,15 @@ def _ratio_panel(ax, summary: pd.DataFrame, f: float) -> None:
     verdicts use), and its CPU-time ratio faded beside it (context; decides nothing)."""
     from ldprepro.report.plotting import style
 
-    for metric, alpha, what in ((COST_METRIC, 1.0, "cost"), ("time_s", 0.35, "time (context)")):
+    for metric, alpha in ((COST_METRIC, 1.0), ("time_s", 0.35)):
         s = summary[(summary["f"] == f) & (summary["metric"] == metric)]
         means = s.pivot_table(index="k", columns="mechanism", values="mean")
         for m in [m for m in s["mechanism"].unique() if m not in ("lremh", "lremh_converged")]:
             ref = "lremh_converged" if m.endswith("_converged") else "lremh"  # a control ÷ its control
             if m in means and ref in means:
                 st = style(m)
-                st["label"] = f"{st['label']} ÷ {style(ref)['label']}: {what}"
+                # one legend entry per method (the cost); the faded time line shares its style
+                st["label"] = f"{st['label']} ÷ {style(ref)['label']}" if metric == COST_METRIC else "_nolegend_"
                 r = (means[m] / means[ref]).dropna()
                 ax.plot(r.index, r.to_numpy(), alpha=alpha, **st)
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
@@ -119,6 +120,7 @@ def plot_figure(
     summary). AVD figures: AVD, then LREMH's pruning diagnostics (AVD, true mass pruned, fraction of
     candidates kept). One legend per row, right of the panels."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     from ldprepro.report.plotting import not_available_panel, plain_log_ticks, save_figure, set_suptitle, shared_legend
 
@@ -154,7 +156,8 @@ def plot_figure(
             ax.set_xticks(ks)
             if ax.get_yscale() == "log":
                 plain_log_ticks(ax)
-    for row, row_axes in zip(rows, axes):
-        shared_legend(row, row_axes)
+    for panel, row, row_axes in zip(panels, rows, axes):
+        extra = [(Line2D([], [], color="grey", alpha=0.35), "faded: the CPU-time ratio (context only)")]
+        shared_legend(row, row_axes, extra=extra if panel == "ratio" else ())
     set_suptitle(fig, title + " (mean over runs × subsets, 95% CI bars)")
     save_figure(fig, png, svg, claims=claims)
