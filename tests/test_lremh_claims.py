@@ -146,10 +146,10 @@ def test_cost_model_counts_the_algorithms_operations():
     n, sizes = 1000, [3, 4, 2]
     k, C, B = 3, 24, 9
     assert estimate_ops("em", n, sizes, iterations=5, candidates=C, epochs=None) == n * C * k + 5 * 2 * n * C
-    assert estimate_ops("lasso", n, sizes, iterations=0, candidates=C, epochs=7) == n * B + 7 * 2 * k * C
+    assert estimate_ops("lasso", n, sizes, iterations=0, candidates=C, epochs=7) == n * B + k * C + 7 * 2 * k * C
     # LREMH: its LASSO, the pruning scan over all C candidates, EM on the m = 10 it keeps
     assert estimate_ops("lremh_converged", n, sizes, iterations=2, candidates=10, epochs=7) == (
-        n * B + 7 * 2 * k * C + C + n * 10 * k + 2 * 2 * n * 10
+        n * B + k * C + 7 * 2 * k * C + C + n * 10 * k + 2 * 2 * n * 10
     )
     with pytest.raises(ValueError, match="epochs"):
         estimate_ops("lremh", n, sizes, iterations=2, candidates=10, epochs=None)
