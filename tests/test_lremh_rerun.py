@@ -1,8 +1,8 @@
 """Paper 004's verdicts are reproducible on rerun (issue 26): both LREMH experiments, run twice at
 smoke scale with the same seed through the job's and the figure's code (``run_experiment`` →
-``write_job_results`` → ``figure_tables`` → ``write_parquet``, as workflow/scripts/lremh_job.py and
-lremh_figure.py call them), give byte-identical claims tables for Figs. 1–4, although the CPU times
-they measure differ between the runs. With the efficiency claims decided on measured time, the
+``write_job_results`` → ``figure_tables`` → ``write_claims``, as workflow/scripts/lremh_job.py and
+lremh_figure.py call them), give byte-identical claims tables and per-point evidence
+(``claim_points.parquet``) for Figs. 1–4, although the CPU times they measure differ between the runs. With the efficiency claims decided on measured time, the
 effects and p-values of Figs. 1–2's rows changed from one run to the next."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from ldprepro.claims.tables import write_claims
 from ldprepro.papers.lremh.claims import figure_tables
 from ldprepro.papers.lremh.cost import COST_METRIC
 from ldprepro.papers.lremh.experiment import experiment_outputs, experiment_params, run_experiment, write_job_results
-from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.seeding import rng_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +41,8 @@ def synthetic_codes(name: str) -> tuple[np.ndarray, list[int]]:
 
 
 def build(name: str, workdir: Path) -> dict[str, Path]:
-    """One smoke-scale experiment through the job's and the figure's code; {figure: claims.parquet}."""
+    """One smoke-scale experiment through the job's and the figure's code; {figure: claims.parquet}
+    (its claim_points.parquet beside it)."""
     exp = experiment_params(CONFIG["lremh"], name, "smoke")
     codes, sizes = synthetic_codes(name)
     time_rows, rows = run_experiment(exp, codes, sizes, CONFIG["seed"], log=lambda *_: None)
@@ -51,7 +52,7 @@ def build(name: str, workdir: Path) -> dict[str, Path]:
     for figure, kind in ((exp["time_figure"], "time"), (exp["avd_figure"], "avd")):
         _, _, table, _ = figure_tables(outputs[kind], figure, exp, {})
         claims[figure] = workdir / f"results/lremh/{figure}/claims.parquet"
-        write_parquet(table, claims[figure])
+        write_claims(table, claims[figure], claims[figure].with_name("claim_points.parquet"))
     return claims
 
 
@@ -62,7 +63,9 @@ def test_lremh_claims_are_identical_on_rerun(name, tmp_path):
     for figure in first:
         a, b = pd.read_parquet(first[figure]), pd.read_parquet(second[figure])
         assert a.equals(b), (figure, a.compare(b) if a.shape == b.shape else (a.shape, b.shape))
-        assert first[figure].read_bytes() == second[figure].read_bytes(), figure
+        for path in (first[figure], first[figure].with_name("claim_points.parquet")):
+            twin = second[figure].with_name(path.name)
+            assert path.read_bytes() == twin.read_bytes(), (figure, path.name)
     exp = experiment_params(CONFIG["lremh"], name, "smoke")
     t1, t2 = (
         figure_tables([run / p for p in experiment_outputs(exp, "time")], exp["time_figure"], exp, {})[0]
@@ -75,3 +78,5 @@ def test_lremh_claims_are_identical_on_rerun(name, tmp_path):
     # the efficiency rows are decided, not merely present
     fig = pd.read_parquet(first[exp["time_figure"]])
     assert (fig["verdict"] != "not testable").all(), fig[["claim", "verdict", "evidence"]]
+    points = pd.read_parquet(first[exp["time_figure"]].with_name("claim_points.parquet"))
+    assert points["claim_id"].nunique() == len(fig)
