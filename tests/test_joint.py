@@ -251,8 +251,9 @@ def test_adult_derivation_equals_lopub_file(tmp_path):
 # ---------------------------------------------------------------------------------------- smoke end to end
 @pytest.mark.slow
 def test_lremh_figures_smoke(tmp_path):
-    """Figs. 1-4 at smoke scale from the mirrored NLTCS and a small Adult sample; the AVD files are
-    byte-reproducible (the timing files are not, by nature)."""
+    """Figs. 1-4 at smoke scale from the mirrored NLTCS and a small Adult sample; the AVD files, the
+    cost rows and every figure's claims table are byte-reproducible (the measured times are not, by
+    nature, and decide nothing)."""
     from test_pipeline_smoke import build_with_mirror, smoke_config
 
     from ldprepro.claims.verdicts import CLAIM_COLUMNS, VERDICTS
@@ -267,7 +268,7 @@ def test_lremh_figures_smoke(tmp_path):
         conv = {**sec["converged"], **exp.get("converged", {}), **sm.get("converged", {})}
         em_based = {"converged", "loglik"}
         for fig, metrics in [
-            (exp["time_figure"], {"time_s", "time_ratio_to_lremh"}),
+            (exp["time_figure"], {"time_s", "time_ratio_to_lremh", "cost_ops", "lasso_epochs"}),
             (exp["avd_figure"], {"avd", "iterations", "candidates", "pruned_true_mass", "kept_fraction"} | em_based),
         ]:
             raw = pd.concat(
@@ -303,7 +304,17 @@ def test_lremh_figures_smoke(tmp_path):
         floor = avd_rows[avd_rows["metric"] == "pruned_true_mass"]["value"].to_numpy()
         assert ((a >= 0) & (a <= 1)).all() and (floor <= a + 1e-12).all()  # pruned mass bounds AVD below
     first = {p: p.read_bytes() for p in (tmp_path / "results/lremh").glob("fig[34]/*__*.parquet")}
-    for p in first:
+    claims = {p: p.read_bytes() for p in (tmp_path / "results/lremh").glob("fig*/claims.parquet")}
+    timed = sorted((tmp_path / "results/lremh").glob("fig[12]/*__*.parquet"))
+
+    def costs():
+        rows = pd.concat([pd.read_parquet(p) for p in timed], ignore_index=True)
+        return rows[rows["metric"].isin(["cost_ops", "lasso_epochs"])].reset_index(drop=True)
+
+    cost_before = costs()
+    for p in [*first, *claims]:
         p.unlink()
-    build_with_mirror(tmp_path, cfg, [str(p.relative_to(tmp_path)) for p in first])
+    build_with_mirror(tmp_path, cfg, [str(p.relative_to(tmp_path)) for p in [*first, *claims]])
     assert {p: p.read_bytes() for p in first} == first
+    assert {p: p.read_bytes() for p in claims} == claims  # the verdicts depend only on config and seed
+    assert costs().equals(cost_before)

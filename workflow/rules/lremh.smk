@@ -1,5 +1,5 @@
 # Joint-distribution estimation (issue 7, paper 004: RR-LDP + EM, LASSO, LREMH).
-#   results/lremh/<time fig>/<experiment>__<method>.parquet   estimation time (not byte-reproducible)
+#   results/lremh/<time fig>/<experiment>__<method>.parquet   cost_ops, lasso_epochs (decide Figs. 1-2) and CPU time (drawn only)
 #   results/lremh/<avd fig>/<experiment>__<method>.parquet    AVD, iterations, candidates, pruning
 #   results/lremh/<figN>/summary.parquet, claims.parquet
 #   figures/lremh/<figN>.png, .svg                              one panel per f

@@ -6,21 +6,18 @@ start(snakemake)  # the job's log, warnings and threads, before the heavy import
 
 from ldprepro.claims.tables import write_claims
 from ldprepro.domain.frequency import rappor_privacy
-from ldprepro.papers.lremh.claims import figure_claims
-from ldprepro.papers.lremh.experiment import plot_figure
+from ldprepro.papers.lremh.claims import figure_tables
+from ldprepro.papers.lremh.plotting import plot_figure
 from ldprepro.pipeline.io import write_parquet
-from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
-from ldprepro.pipeline.verify import Grid, job_results
 
 p = snakemake.params
 exp = p.exp
-title = exp["title"].format(n=p.figure[3:]) + (" — estimation time vs k" if p.kind == "time" else " — AVD vs k")
-raw = job_results(snakemake.input.results, Grid())  # whole, one method per file, full repetitions, or a named error
-summary = aggregate(raw) if len(raw) else raw.reindex(columns=KEY_COLUMNS)
+title = exp["title"].format(n=p.figure[3:]) + (
+    " — estimation time and cost vs k" if p.kind == "time" else " — AVD vs k"
+)
+# the claims depend only on config and seed: the efficiency claims read the cost rows, never the times
+raw, summary, claims, d = figure_tables(snakemake.input.results, p.figure, exp, dict(p.unavailable))
 write_parquet(summary, snakemake.output.summary)
-# the record size d: the attributes the jobs coded (recorded in every row); unknown without results
-d = int(raw["n_attributes"].iloc[0]) if len(raw) and "n_attributes" in raw else None
-claims = figure_claims(raw, p.figure, exp, dict(p.unavailable), attributes=d)
 write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
 privacy = {}
 for f in exp["f"] if d else []:

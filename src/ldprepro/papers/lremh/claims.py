@@ -1,8 +1,8 @@
 """The computations behind paper 004's claims about Figs. 1–4 (docs/papers/lremh.md §5.3).
 
 The claims themselves are declared as data in ``claims.yaml`` beside this module (the paper's
-words, source, scope, readings, kind and test); each declaration names one function here, which
-decides it for both stopping rules on the figure's per-repetition results. The one dispatcher
+words, source, scope, readings, kind and test); each declaration names one function here (or, for
+the efficiency claims of Figs. 1–2, in ``efficiency.py``), which decides it for both stopping rules on the figure's per-repetition results. The one dispatcher
 (:mod:`ldprepro.claims.dispatch`) runs them, like every paper's.
 
 Design (issue 13):
@@ -11,15 +11,16 @@ Design (issue 13):
   perturbed reports (common random numbers, :func:`ldprepro.papers.lremh.experiment.run_experiment`).
   The k-subsets of one run share that sample and those reports, so they are not independent
   repetitions: the unit of every test is the **run**. Per run and scope point the metric is
-  averaged over the run's subsets that every compared method has (geometric mean for times and
+  averaged over the run's subsets that every compared method has (geometric mean for costs and
   iteration counts, which are compared as log-ratios; arithmetic mean for AVD, compared as
   differences), then the methods are paired on the run index.
 * **Two stopping rules.** Every claim about EM is declared twice: with the paper's gap 0.001 on
   max|Δθ| (the [U] reading, methods ``em``/``lremh``) and with our control, the same EM run to
   convergence (``em_converged``/``lremh_converged``: mean per-user log-likelihood gain ≤ the
   configured gap), so a verdict on "EM" is not a verdict on the stopping rule.
-* **Timings** depend on the machine; they are compared only as per-run log-ratios of methods timed
-  in the same process on the same reports.
+* **Efficiency** (Figs. 1–2, :mod:`ldprepro.papers.lremh.efficiency`) is decided on the
+  machine-independent cost of :mod:`ldprepro.papers.lremh.cost` (operations counted from Alg. 2),
+  never on measured time, so every verdict depends only on config and seed.
 * **Theory rows:** Theorems 1 and 2 of the paper checked against the exact record-level privacy
   loss (:func:`ldprepro.domain.joint.rrldp.record_loss`).
 
@@ -36,7 +37,7 @@ import pandas as pd
 
 from ldprepro.claims.dispatch import claims_for
 from ldprepro.claims.results import Results
-from ldprepro.claims.verdicts import Claim, exact_point, not_testable, paired_point, trend_point
+from ldprepro.claims.verdicts import Claim, exact_point, not_testable, paired_point
 from ldprepro.domain.frequency import rappor_channel, rappor_privacy
 from ldprepro.domain.joint.rrldp import record_loss
 from ldprepro.papers import declared_claims
@@ -55,11 +56,6 @@ VARIANTS = (
 UNIT_NOTE = (
     "Unit of the test: the run (per run, the mean over its k-subsets; subsets of a run share one "
     "user sample and one perturbation); methods paired on the run (same users, same reports)"
-)
-TIME_NOTE = (
-    "Timings are machine-dependent (CPU time of one process with one BLAS thread; the paper used a "
-    "2.0 GHz Core i5 and Python 2.7): only per-run log time ratios of methods timed in one process "
-    "are compared"
 )
 
 
@@ -111,23 +107,8 @@ def _setting(res: Results) -> tuple[str, int]:
 
 
 # ------------------------------------------------------------------------------------------------
-# Figs. 1-2: estimation time (one function per declaration, both stopping rules each)
+# one claim per stopping rule (the efficiency claims of Figs. 1-2 are in efficiency.py)
 # ------------------------------------------------------------------------------------------------
-def _time_table(res: Results, em_m: str, lr_m: str):
-    dataset, subsets = _setting(res)
-    return per_run(res.raw, "time_s", [em_m, lr_m], subsets, log=True), dataset
-
-
-def _time_note(res: Results, em_m: str) -> str:
-    note = TIME_NOTE + ". " + UNIT_NOTE
-    if em_m == "em_converged" and (res.fig.get("converged") or {}).get("impl", "factorised") == "factorised":
-        note += (
-            ". The control's EM uses the factorised code (same estimate, faster), so its time is a lower "
-            "bound on the explicit code's: a 'faster' verdict for LREMH is conservative"
-        )
-    return note
-
-
 def _per_variant(res: Results, decl: dict, kind: str, methods, build) -> list:
     """One claim per stopping rule: ``build(em_m, lr_m, rule) -> (scope, points, evidence)``, or a
     not-testable row when a method it compares was not run."""
@@ -142,85 +123,6 @@ def _per_variant(res: Results, decl: dict, kind: str, methods, build) -> list:
         scope, pts, evidence = build(em_m, lr_m, rule)
         out.append(Claim(PAPER, res.figure, words, scope, kind, data_role=res.role, points=pts, evidence=evidence))
     return out
-
-
-def faster(res: Results, decl: dict) -> list:
-    """Range over (f, k): paired test on per-run log time ratios LREMH/EM."""
-
-    def build(em_m, lr_m, rule):
-        t, dataset = _time_table(res, em_m, lr_m)
-        pts = [
-            paired_point(g[lr_m], g[em_m], _label(f, k) + ": time LREMH/EM", log=True)
-            for (f, k), g in t.groupby(level=["f", "k"])
-        ]
-        return _scope(dataset, t, rule), pts, _time_note(res, em_m)
-
-    return _per_variant(res, decl, "range", ["{em}", "{lremh}"], build)
-
-
-def _advantage_trend(res: Results, decl: dict, x: str) -> list:
-    """Trend of the per-run log ratio EM/LREMH in ``x`` (k or f), one point per value of the other."""
-    other = "f" if x == "k" else "k"
-
-    def build(em_m, lr_m, rule):
-        t, dataset = _time_table(res, em_m, lr_m)
-        ratio = (t[em_m] / t[lr_m]).rename("ratio").reset_index()
-        pts = [
-            trend_point(
-                g.pivot(index="run", columns=x, values="ratio"),
-                (f"f={v:g}" if other == "f" else f"k={int(v)}") + f": slope of log(EM/LREMH) in {x}",
-                decreasing=False,
-            )
-            for v, g in ratio.groupby(other)
-        ]
-        return _scope(dataset, t, rule), pts, _time_note(res, em_m)
-
-    return _per_variant(res, decl, "trend", ["{em}", "{lremh}"], build)
-
-
-def advantage_grows_with_k(res: Results, decl: dict) -> list:
-    return _advantage_trend(res, decl, "k")
-
-
-def advantage_grows_with_f(res: Results, decl: dict) -> list:
-    return _advantage_trend(res, decl, "f")
-
-
-def competitive_at_low_dimension(res: Results, decl: dict) -> list:
-    """EM/(factor·LREMH) < 1 at the lowest k, per f (one-sided; the factor is declared)."""
-    factor = float(decl["factor"])
-
-    def build(em_m, lr_m, rule):
-        t, dataset = _time_table(res, em_m, lr_m)
-        k0 = int(t.index.get_level_values("k").min())
-        low = t.xs(k0, level="k")
-        pts = [
-            paired_point(g[em_m], factor * g[lr_m], f"f={f:g}, k={k0}: EM/({factor:g}·LREMH)", log=True)
-            for f, g in low.groupby(level="f")
-        ]
-        scope = f"{dataset}; lowest k = {k0}; 'competitive' read as EM's time below {factor:g}× LREMH's (ours); {rule}"
-        return scope, pts, _time_note(res, em_m) + f". Effect = EM/({factor:g}·LREMH): below 1 means competitive"
-
-    return _per_variant(res, decl, "range", ["{em}", "{lremh}"], build)
-
-
-def em_time_grows_with_k(res: Results, decl: dict) -> list:
-    """Trend of EM's per-run log time in k, one point per f."""
-
-    def build(em_m, lr_m, rule):
-        t, dataset = _time_table(res, em_m, lr_m)
-        em_t = t[em_m].rename("time").reset_index()
-        pts = [
-            trend_point(
-                g.pivot(index="run", columns="k", values="time"),
-                f"f={f:g}: slope of log EM time in k",
-                decreasing=False,
-            )
-            for f, g in em_t.groupby("f")
-        ]
-        return _scope(dataset, t, rule), pts, _time_note(res, em_m)
-
-    return _per_variant(res, decl, "trend", ["{em}", "{lremh}"], build)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -439,3 +341,16 @@ def figure_claims(
     spec, where = declared_claims(PAPER, figure)
     fig = {**exp, "panels": [{"dataset": exp["dataset"]}], "attributes": attributes}
     return claims_for(PAPER, figure, raw, fig, unavailable, spec, where)
+
+
+def figure_tables(paths, figure: str, exp: dict, unavailable: dict | None = None):
+    """(raw results, summary, claims table, record size d) of one figure from its job's result files
+    (workflow/scripts/lremh_figure.py): d is the attributes the jobs coded (recorded in every row;
+    None without results)."""
+    from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
+    from ldprepro.pipeline.verify import Grid, job_results
+
+    raw = job_results(paths, Grid())  # whole, one method per file, full repetitions, or a named error
+    summary = aggregate(raw) if len(raw) else raw.reindex(columns=KEY_COLUMNS)
+    d = int(raw["n_attributes"].iloc[0]) if len(raw) and "n_attributes" in raw else None
+    return raw, summary, figure_claims(raw, figure, exp, dict(unavailable or {}), attributes=d), d

@@ -1,4 +1,6 @@
-"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: runner and plotting (the claims: :mod:`ldprepro.papers.lremh.claims`).
+"""Paper 004 (RR-LDP / LREMH) Figs. 1–4: the runner (claims: :mod:`ldprepro.papers.lremh.claims` and
+:mod:`~ldprepro.papers.lremh.efficiency`; cost model: :mod:`~ldprepro.papers.lremh.cost`; plots:
+:mod:`~ldprepro.papers.lremh.plotting`).
 
 One job per experiment (dataset) runs every method on the same reports, so the timings of EM,
 LASSO and LREMH come from the same process on the same machine. Per run: a fresh user sample
@@ -13,10 +15,13 @@ Besides the paper's EM, LASSO and LREMH (EM stopped by the paper's gap 0.001, [U
 max|Δθ|), the control ``em_converged`` / ``lremh_converged`` (ours, issue 13) runs the same EM to
 convergence (config ``lremh.converged``), on the first ``converged.subsets`` subsets of each run.
 
-Timing rows (metrics ``time_s``, ``time_ratio_to_lremh``) go to the time figure's files; every other
+The time figure's files hold the timing rows (metrics ``time_s``, ``time_ratio_to_lremh``: drawn,
+never deciding a verdict) and, beside them, the machine-independent cost of every estimate
+(``cost_ops``, :mod:`ldprepro.papers.lremh.cost`; with ``lasso_epochs``, the LASSO's
+coordinate-descent epochs it counts), on which Figs. 1–2's efficiency claims are decided. Every other
 metric (``avd``, ``iterations``, ``converged``, ``loglik``, ``candidates``, LREMH's
-``pruned_true_mass`` and ``kept_fraction``) goes to the AVD figure's files, which are
-byte-reproducible; the timing files are not. ``rep`` = run × (number of subsets) + subset index.
+``pruned_true_mass`` and ``kept_fraction``) goes to the AVD figure's files. Every row but the timing
+rows is a function of config and seed. ``rep`` = run × (number of subsets) + subset index.
 """
 
 from __future__ import annotations
@@ -30,11 +35,14 @@ import pandas as pd
 
 from ldprepro.data.lopub_adult import derive_lopub_adult
 from ldprepro.domain.joint import RRLDP, avd, em, em_candidates, lasso, loglik, lremh, memory_estimate, true_joint
+from ldprepro.papers.lremh.cost import COST_METRIC, EPOCHS_METRIC, estimate_ops
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "lremh"
 METHODS = ("em", "lasso", "lremh", "em_converged", "lremh_converged")
 TIME_METRICS = ("time_s", "time_ratio_to_lremh")
+#: methods whose estimate starts with the LASSO of Alg. 2 lines 1–10 (their cost counts its epochs)
+LASSO_BASED = ("lasso", "lremh", "lremh_converged")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -138,8 +146,21 @@ def runs_control(exp: dict, method: str, k: int, subset_index: int) -> bool:
     return subset_index < int(cv.get("subsets", exp["subsets"])) and (ks is None or int(k) in {int(x) for x in ks})
 
 
+def lasso_epochs(estimators: dict, blocks, rr, lasso_estimate=None, known: dict | None = None) -> int:
+    """The coordinate-descent epochs of the LASSO of Alg. 2 lines 1–10 on these reports: LREMH's
+    step 1 is the ``lasso`` method's call with the same arguments (deterministic, cyclic coordinate
+    descent), so its epochs are the LASSO estimate's; taken from ``lasso_estimate`` or from an
+    epoch count already known for this cell, else from an untimed LASSO fit (cost bookkeeping only)."""
+    if lasso_estimate is not None:
+        return int(lasso_estimate.info["lasso_iter"])
+    if known:
+        return int(next(iter(known.values())))
+    return int(estimators["lasso"](blocks, rr.q_star, rr.p_star).info["lasso_iter"])
+
+
 def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, log=print) -> tuple[list, list]:
-    """Every (run × f × k × subset × method) of one experiment: (time rows, other rows).
+    """Every (run × f × k × subset × method) of one experiment: (time-figure rows: CPU time and the
+    machine-independent cost of each estimate; other rows).
 
     Common random numbers: within a run every method sees the same user sample and, per f, the
     same perturbed reports; ``rep`` identifies (run, subset), so methods pair on it. Per EM-based
@@ -188,7 +209,7 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             "n_attributes": d,
                             "rep": run * len(ss) + si,
                         }
-                        secs = {}
+                        secs, ops, epochs = {}, {}, {}
                         for m in methods:
                             if not runs_control(exp, m, k, si):
                                 continue
@@ -196,6 +217,9 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             est = estimators[m](blocks, rr.q_star, rr.p_star)
                             secs[m] = time.process_time() - t0
                             spent[m] += secs[m]
+                            if m in LASSO_BASED:
+                                epochs[m] = lasso_epochs(estimators, blocks, rr, est if m == "lasso" else None, epochs)
+                            ops[m] = estimate_ops(m, n_users, sz, est.iterations, est.candidates, epochs.get(m))
                             r = {**base, "figure": exp["avd_figure"], "mechanism": m}
                             rows += [
                                 {**r, "metric": "avd", "value": avd(truth, est.theta)},
@@ -220,6 +244,9 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                         for m in secs:
                             r = {**base, "figure": exp["time_figure"], "mechanism": m}
                             time_rows.append({**r, "metric": "time_s", "value": secs[m]})
+                            time_rows.append({**r, "metric": COST_METRIC, "value": ops[m]})
+                            if m in epochs:
+                                time_rows.append({**r, "metric": EPOCHS_METRIC, "value": float(epochs[m])})
                             ref = time_reference(m)
                             if ref in secs:
                                 time_rows.append(
@@ -252,134 +279,13 @@ def feasibility_table(sizes: list[int], n_users: int, ks=range(2, 9), budget_gib
     return pd.DataFrame(out)
 
 
-# ------------------------------------------------------------------------------------------------
-# plotting
-# ------------------------------------------------------------------------------------------------
+def write_job_results(exp: dict, time_rows: list, rows: list, outputs: dict) -> None:
+    """The job's result files (workflow/scripts/lremh_job.py): ``outputs["time"]`` and
+    ``outputs["avd"]`` list one parquet per method, in the order of ``exp["methods"]``
+    (:func:`experiment_outputs`); the time figure's files get the timing and cost rows."""
+    from ldprepro.pipeline.results import tidy_frame, write_results
 
-
-def _style(method: str) -> dict:
-    """Plot style: the paper's methods as in :func:`ldprepro.report.plotting.style`; the converged-EM
-    control (ours) dashed, with open markers, labelled as such."""
-    from ldprepro.report.plotting import style
-
-    if method in CONTROLS:
-        st = style(CONTROLS[method])
-        return {**st, "label": st["label"] + " to convergence (ours)", "ls": "--", "mfc": "none"}
-    st = style(method)
-    if method in ("em", "lremh"):
-        st["label"] += " (gap 0.001)"
-    return st
-
-
-def _yerr(g: pd.DataFrame, log: bool = False) -> list:
-    """Asymmetric CI error bars; on a log axis the lower bar stops above zero."""
-    low = g["ci_low"].clip(lower=g["mean"] * 1e-2) if log else g["ci_low"]
-    return [(g["mean"] - low).clip(lower=0), (g["ci_high"] - g["mean"]).clip(lower=0)]
-
-
-def plot_figure(
-    summary: pd.DataFrame,
-    kind: str,
-    title: str,
-    unavailable: dict,
-    png,
-    svg=None,
-    claims=None,
-    f_values=None,
-    privacy: dict | None = None,
-) -> None:
-    """Top row: estimation time (log) or AVD per f; bottom row: each method's mean time divided by
-    LREMH's mean time (the ratio of means, from the summary), or LREMH's pruning diagnostics (AVD,
-    true mass pruned, fraction of candidates kept; all shares in [0, 1]). One legend per row, right
-    of the panels."""
-    import matplotlib.pyplot as plt
-
-    from ldprepro.report.plotting import (
-        not_available_panel,
-        plain_log_ticks,
-        save_figure,
-        set_suptitle,
-        shared_legend,
-        style,
-    )
-
-    if unavailable:
-        fig, axes = plt.subplots(
-            len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False, layout="constrained"
-        )
-        for ax, (k, v) in zip(axes[:, 0], unavailable.items()):
-            not_available_panel(ax, str(k), v)
-        set_suptitle(fig, title)
-        save_figure(fig, png, svg, claims=claims)
-        return
-    f_values = sorted(f_values if f_values is not None else summary["f"].unique())
-    ncols = max(1, len(f_values))
-    fig = plt.figure(figsize=(4.2 * ncols, 7.0), layout="constrained")
-    top_fig, bottom_fig = fig.subfigures(2, 1)
-    top_axes = top_fig.subplots(1, ncols, squeeze=False)[0]
-    bottom_axes = bottom_fig.subplots(1, ncols, squeeze=False)[0]
-    metric = "time_s" if kind == "time" else "avd"
-    ks = sorted(int(k) for k in summary["k"].dropna().unique())
-    for ax, f in zip(top_axes, f_values):
-        s = summary[(summary["f"] == f) & (summary["metric"] == metric)]
-        for m, g in s.groupby("mechanism", sort=False):
-            g = g.sort_values("k")
-            ax.errorbar(g["k"], g["mean"], yerr=_yerr(g, log=kind == "time"), capsize=3, **style(m))
-        sub = f"f = {f:g}"
-        if privacy and f in privacy:
-            sub += f"\n{privacy[f]}"
-        ax.set_title(sub)
-        ax.set_xlabel("dimension k")
-        ax.set_xticks(ks)
-        ax.set_ylabel("estimation time (s)" if kind == "time" else "AVD of the k-way marginal")
-        if kind == "time":
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(0, 1.02)
-    # second row: time ratios (time figures) or LREMH's pruning floor (AVD figures)
-    for ax, f in zip(bottom_axes, f_values):
-        if kind == "time":
-            s = summary[(summary["f"] == f) & (summary["metric"] == "time_s")]
-            means = s.pivot_table(index="k", columns="mechanism", values="mean")
-            for m in [m for m in s["mechanism"].unique() if m not in ("lremh", "lremh_converged")]:
-                ref = "lremh_converged" if m.endswith("_converged") else "lremh"  # a control ÷ its control
-                if m in means and ref in means:
-                    st = style(m)
-                    st["label"] = f"{st['label']} ÷ {style(ref)['label']}"
-                    r = (means[m] / means[ref]).dropna()
-                    ax.plot(r.index, r.to_numpy(), **st)
-            ax.axhline(1.0, color="k", lw=0.8, ls=":")
-            ax.set_yscale("log")
-            ax.set_ylabel("mean time ÷ mean LREMH time")
-        else:
-            s = summary[(summary["f"] == f) & (summary["mechanism"] == "lremh")]
-            st = style("lremh")
-            for metric2, ls, mfc, lab in [
-                ("avd", "-", st["color"], "LREMH AVD"),
-                ("pruned_true_mass", "--", "none", "true mass pruned by LREMH"),
-                ("kept_fraction", ":", "white", "fraction of candidates LREMH keeps"),
-            ]:
-                g = s[s["metric"] == metric2].sort_values("k")
-                ax.errorbar(
-                    g["k"],
-                    g["mean"],
-                    yerr=_yerr(g),
-                    capsize=3,
-                    ls=ls,
-                    color=st["color"],
-                    marker=st["marker"],
-                    mfc=mfc,
-                    label=lab,
-                )
-            ax.set_ylim(0, 1.02)
-            ax.set_ylabel("share (0–1): AVD, pruned mass,\ncandidates kept")
-        ax.set_xlabel("dimension k")
-        ax.set_xticks(ks)
-        ax.set_title(f"f = {f:g}")
-    for ax in [*top_axes, *bottom_axes]:
-        if ax.get_yscale() == "log":
-            plain_log_ticks(ax)
-    shared_legend(top_fig, top_axes)
-    shared_legend(bottom_fig, bottom_axes)
-    set_suptitle(fig, title + " (mean over runs × subsets, 95% CI bars)")
-    save_figure(fig, png, svg, claims=claims)
+    for kind, data in (("time", time_rows), ("avd", rows)):
+        frame = tidy_frame(data, extra_order=["f", "k", "n_users"])
+        for path, method in zip(outputs[kind], exp["methods"]):
+            write_results(frame[frame["mechanism"] == method].reset_index(drop=True), path)
