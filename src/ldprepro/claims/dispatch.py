@@ -46,7 +46,7 @@ def _verdict(c) -> str:
     return c["verdict"] if isinstance(c, dict) else claim_row(c)["verdict"]
 
 
-def _robustness(verdicts: dict[str, str], declared: str) -> str:
+def robustness(verdicts: dict[str, str], declared: str) -> str:
     """'robust', or 'depends on: …' naming each alternative reading whose verdict differs."""
     differ = {reading: v for reading, v in verdicts.items() if v != declared}
     if not differ:
@@ -54,6 +54,13 @@ def _robustness(verdicts: dict[str, str], declared: str) -> str:
     return (
         "depends on: " + "; ".join(f"{reading} → {v}" for reading, v in differ.items()) + f" (as declared: {declared})"
     )
+
+
+def _combine(existing: str, new: str) -> str:
+    """Two robustness statements of one claim as one ('robust' only if both are)."""
+    if existing in ("", "robust"):
+        return new
+    return existing if new == "robust" else f"{existing}; {new}"
 
 
 def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
@@ -71,7 +78,7 @@ def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
         if not isinstance(c, Claim):
             continue
         verdicts = {r: _verdict(alt[i]) if i < len(alt) else "not testable" for r, alt in per_alt.items()}
-        c.robustness = _robustness(verdicts, _verdict(c))
+        c.robustness = _combine(c.robustness, robustness(verdicts, _verdict(c)))
     return claims
 
 
@@ -87,7 +94,7 @@ def _decide_all(res: Results, declarations: list[dict]) -> list:
     return claims
 
 
-def _group_rule_robustness(by_rule: dict) -> None:
+def _group_rulerobustness(by_rule: dict) -> None:
     """The paper's LDP-SGD group-size rule against its controls: a claim decided under the paper's
     rule is robust to the rule when every control gives it the same verdict."""
     paper = by_rule.get("paper")
@@ -101,11 +108,7 @@ def _group_rule_robustness(by_rule: dict) -> None:
             for rule, claims in by_rule.items()
             if rule != "paper"
         }
-        text = _robustness(verdicts, _verdict(c))
-        if text == "robust":
-            c.robustness = c.robustness or "robust"
-        else:
-            c.robustness = text if c.robustness in ("", "robust") else f"{c.robustness}; {text}"
+        c.robustness = _combine(c.robustness, robustness(verdicts, _verdict(c)))
 
 
 def _amend(claims: list, field: str, change) -> None:
@@ -194,7 +197,7 @@ def claims_for(
                 note = "panels not available here: " + ", ".join(missing)
                 _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)
             rows += claims
-        _group_rule_robustness(by_rule)
+        _group_rulerobustness(by_rule)
         rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
     once = Results(raw, fig, default_role, paper, figure, unavailable)
     for d in decls:

@@ -129,12 +129,19 @@ def win_points(res: Results, a: str, others: list[str], where=None, check_ties: 
                     points.append(tie_point(label, tie))
                     continue
                 sel_b = {k: v for k, v in sel.items() if k not in ("clip",)}
-                ta, tb = exact_value(res, ds, a, metric, eps=eps, **sel), exact_value(res, ds, b, metric, eps=eps, **sel_b)
+                ta, tb = (
+                    exact_value(res, ds, a, metric, eps=eps, **sel),
+                    exact_value(res, ds, b, metric, eps=eps, **sel_b),
+                )
                 if ta is not None and tb is not None:
                     equal = math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL)
                     points.append(
                         exact_ratio_point(
-                            label, metric, ta, tb, lambda q, equal=equal: q < 1 and not equal,
+                            label,
+                            metric,
+                            ta,
+                            tb,
+                            lambda q, equal=equal: q < 1 and not equal,
                             " (equal expectations: a tie, no strict win)" if equal else "",
                         )
                     )

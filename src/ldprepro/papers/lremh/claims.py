@@ -35,9 +35,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ldprepro.claims.dispatch import claims_for
+from ldprepro.claims.dispatch import claims_for, robustness
 from ldprepro.claims.results import Results
-from ldprepro.claims.verdicts import Claim, exact_point, not_testable, paired_point
+from ldprepro.claims.verdicts import Claim, claim_row, exact_point, not_testable, paired_point
 from ldprepro.domain.frequency import rappor_channel, rappor_privacy
 from ldprepro.domain.joint.rrldp import record_loss
 from ldprepro.papers import declared_claims
@@ -122,7 +122,17 @@ def _per_variant(res: Results, decl: dict, kind: str, methods, build) -> list:
             continue
         scope, pts, evidence = build(em_m, lr_m, rule)
         out.append(Claim(PAPER, res.figure, words, scope, kind, data_role=res.role, points=pts, evidence=evidence))
+    _stopping_rule_robustness(out)
     return out
+
+
+def _stopping_rule_robustness(claims: list) -> None:
+    """The [U] reading's claim (EM stopped at the paper's gap) is robust to the stopping rule when the
+    control (EM run to convergence) gets the same verdict (docs/verdicts-standard.md)."""
+    if len(claims) == 2 and all(isinstance(c, Claim) for c in claims):
+        u, control = claims
+        verdict = claim_row(control)["verdict"]
+        u.robustness = robustness({"EM's stop read as convergence (the control)": verdict}, claim_row(u)["verdict"])
 
 
 # ------------------------------------------------------------------------------------------------
