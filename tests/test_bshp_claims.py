@@ -288,7 +288,7 @@ def test_fig4_exact_rows_keep_substitute_cities_out_of_paper_rows():
 
 # ---------------------------------------------------------------------------------------- Fig. 5
 def _fig5(**kw):
-    return _fig("mse_ratio", cities=("aa", "bb"), ratios=(0.3, 0.5, 0.7), focus_city="aa", same_scale_factor=10, **kw)
+    return _fig("mse_ratio", cities=("aa", "bb"), ratios=(0.3, 0.5, 0.7), focus_city="aa", **kw)
 
 
 def test_fig5_trend_halving_and_same_scale():
