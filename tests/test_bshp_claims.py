@@ -45,10 +45,13 @@ def _fig(kind: str, cities=("aa",), eps=(15.0,), ratios=(0.8,), reps=20, **kw) -
     }
 
 
-def make_raw(fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CITIES) -> pd.DataFrame:
+def make_raw(
+    fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CITIES, exact=tuple(METHODS)
+) -> pd.DataFrame:
     """Tidy per-repetition results: MSE = mean_mse(dataset, mechanism, r, ε) × a log-normal factor
     of mean 1 (independent across curves and repetitions), TV distance = √MSE × its own factor,
-    bits per user K·r (13·r; baseline 15), and the exact expectation as ``mse_theory``."""
+    bits per user K·r (13·r; baseline 15), and the exact expectation as ``mse_theory`` for the
+    mechanisms in ``exact`` (the jobs write none for the ratio estimator: ``exact=(BASELINE,)``)."""
     rng = np.random.default_rng(seed)
     frames = []
     for c in fig["cities"]:
@@ -77,7 +80,7 @@ def make_raw(fig: dict, figure: str, mean_mse, n_reps: int, seed: int, cities=CI
                         ("mse", mu * f1, reps),
                         ("tv_distance", math.sqrt(mu) * f2, reps),
                         ("bits_per_user", np.full(n_reps, bits), reps),
-                        ("mse_theory", np.array([mu]), np.array([0])),
+                        *([("mse_theory", np.array([mu]), np.array([0]))] if m in exact else []),
                     ]:
                         frames.append(pd.DataFrame({**base, "rep": rr, "metric": metric, "value": vals}))
     return pd.concat(frames, ignore_index=True)
@@ -96,8 +99,12 @@ def _verdicts(table: pd.DataFrame, key: str) -> dict[str, str]:
     return dict(zip(rows["data_role"], rows["verdict"]))
 
 
-def _judge(fig, figure, mean_mse, n_reps, seed=0, cities=CITIES, unavailable=None):
-    raw = make_raw(fig, figure, mean_mse, n_reps, seed, cities)
+#: the sampling methods without an exact expected MSE (the ratio estimator of Sec. 5.2): simulated
+SIMULATED = (BASELINE,)
+
+
+def _judge(fig, figure, mean_mse, n_reps, seed=0, cities=CITIES, unavailable=None, exact=tuple(METHODS)):
+    raw = make_raw(fig, figure, mean_mse, n_reps, seed, cities, exact)
     return judge_figure(raw, fig, figure, {c: cities[c] for c in fig["cities"]}, unavailable or {})
 
 
@@ -105,7 +112,7 @@ def _judge(fig, figure, mean_mse, n_reps, seed=0, cities=CITIES, unavailable=Non
 def test_values_method_20_percent_better_with_enough_repetitions_holds():
     fig = _fig("values")
     better = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.8
-    out = _judge(fig, "fig2", better, 2000, seed=1)
+    out = _judge(fig, "fig2", better, 2000, seed=1, exact=SIMULATED)
     assert list(out.columns) == CLAIM_COLUMNS and set(out["verdict"]) <= set(VERDICTS)
     row = out[out["claim"].str.contains("outperform")].iloc[0]
     assert row["verdict"] == "holds" and row["data_role"] == "paper"
@@ -119,7 +126,7 @@ def test_values_equal_laws_never_hold():
     same = lambda ds, m, r, e: 1.0
     holds = 0
     for seed in range(40):
-        out = _judge(fig, "fig2", same, 50, seed=seed)
+        out = _judge(fig, "fig2", same, 50, seed=seed, exact=SIMULATED)
         holds += (out.loc[out["claim"].str.contains("outperform|shapes"), "verdict"] == "holds").sum()
     assert holds <= 2  # two claims × 40 experiments at a one-sided 2.5% level, Holm-corrected
 
@@ -127,11 +134,43 @@ def test_values_equal_laws_never_hold():
 def test_values_significantly_worse_does_not_hold_and_few_reps_are_inconclusive():
     fig = _fig("values")
     worse = lambda ds, m, r, e: 1.0 if m == BASELINE else 1.5
-    assert _verdicts(_judge(fig, "fig2", worse, 2000, seed=2), "outperform") == {"paper": "does not hold"}
+    out = _judge(fig, "fig2", worse, 2000, seed=2, exact=SIMULATED)
+    assert _verdicts(out, "outperform") == {"paper": "does not hold"}
     slight = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.95
-    row = _judge(fig, "fig2", slight, 20, seed=3).query("claim.str.contains('outperform')").iloc[0]
+    row = _judge(fig, "fig2", slight, 20, seed=3, exact=SIMULATED).query("claim.str.contains('outperform')").iloc[0]
     assert row["verdict"] == "inconclusive"
     assert row["mde"] > 1.3 and "Minimal detectable effect" in row["evidence"]
+
+
+def test_values_mse_claim_with_exact_theory_is_decided_without_p_and_shapes_stay_simulated():
+    """Exact first (issue 26): with Lemma 6 / the SUE variance in the results, 'lower MSE' is
+    decided by the exact ratio (0.95, which 20 repetitions cannot decide), without a p-value; the
+    total-variation distance has no closed form and stays simulated; equal expectations refute."""
+    fig = _fig("values")
+    slight = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.95
+    out = _judge(fig, "fig2", slight, 20, seed=3)
+    row = out[out["claim"].str.contains("outperform")].iloc[0]
+    assert row["verdict"] == "holds" and pd.isna(row["p_value"]) and pd.isna(row["mde"])
+    assert row["effect"] == pytest.approx(0.95) and "decided exactly" in row["evidence"]
+    assert row["test"].startswith("exact expected MSE")
+    shapes = out[out["claim"].str.contains("shapes")].iloc[0]
+    assert shapes["p_value"] > 0 and "no closed form" in shapes["evidence"]
+    agree = out[out["claim"].str.startswith("(ours) the simulated MSE agrees")]
+    assert len(agree) == 1 and agree["kind"].iloc[0] == "equivalence" and agree["robustness"].iloc[0] != "—"
+    same = _judge(fig, "fig2", lambda *a: 1.0, 20, seed=3)
+    tie = same[same["claim"].str.contains("outperform")].iloc[0]
+    assert tie["verdict"] == "does not hold" and "equal expectations" in tie["evidence"]
+
+
+def test_a_method_without_exact_theory_stays_simulated_beside_exact_points():
+    """Only the curves with an exact expectation are decided exactly: WSHP without one (as with the
+    ratio estimator) keeps its paired test, BSHP's points are exact, in the same claim."""
+    fig = _fig("values")
+    better = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.8
+    out = _judge(fig, "fig2", better, 400, seed=4, exact=(BASELINE, "bshp"))
+    row = out[out["claim"].str.contains("outperform")].iloc[0]
+    assert row["verdict"] == "holds" and row["p_value"] > 0  # the decisive point is WSHP's test
+    assert "1/2 points decided exactly" in row["evidence"] and "wshp" in row["evidence"]
 
 
 def test_theorem7_and_bandwidth_are_decided_exactly():
@@ -162,29 +201,30 @@ def _fig4_truth(bad_eps=None):
 
 def test_fig4_universal_claim_false_at_one_point_does_not_hold_and_is_split_by_ratio():
     fig = _fig("mse_eps", cities=("aa", "bb"), eps=(3.0, 9.0, 18.0), ratios=(0.8, 0.4))
-    out = _judge(fig, "fig4", _fig4_truth(bad_eps=18.0), 1500, seed=4)
-    universal = out[out["claim"].str.startswith("The proposed algorithms can reduce")]
-    assert dict(zip(universal["data_role"], universal["verdict"])) == {
-        "paper": "does not hold",
-        "substitute": "does not hold",
-    }
-    assert "ε=18" in universal["evidence"].iloc[0]
-    data = out[out["kind"] != "closed-form"]
-    assert _verdicts(data, "split by sampling ratio, r = 0.8)") == {"paper": "holds", "substitute": "holds"}
-    assert _verdicts(data, "split by sampling ratio, r = 0.4)") == {
-        "paper": "does not hold",
-        "substitute": "does not hold",
-    }
-    # the exact (Lemma 6) rows read the same truth from mse_theory, one row per data role
-    theory = out[out["kind"] == "closed-form"]
-    assert _verdicts(theory, "r = 0.8, exact") == {"paper": "holds", "substitute": "holds"}
-    assert _verdicts(theory, "r = 0.4, exact") == {"paper": "does not hold", "substitute": "does not hold"}
-    # r = 0.8 beats r = 0.4 everywhere here (0.35 vs 0.7, and 1.6 at ε = 18)
-    assert _verdicts(data, "higher sampling ratio") == {"paper": "holds", "substitute": "holds"}
-    # substitute rows say so
-    sub = out[out["data_role"] == "substitute"]
-    assert sub["evidence"].str.contains("substitute data").all()
-    assert sub["scope"].str.contains("City B").all() and not sub["scope"].str.contains("City A").any()
+    for exact in (tuple(METHODS), SIMULATED):  # decided exactly (Lemma 6), and on the repetitions
+        out = _judge(fig, "fig4", _fig4_truth(bad_eps=18.0), 1500, seed=4, exact=exact)
+        universal = out[out["claim"].str.startswith("The proposed algorithms can reduce")]
+        assert dict(zip(universal["data_role"], universal["verdict"])) == {
+            "paper": "does not hold",
+            "substitute": "does not hold",
+        }
+        assert "ε=18" in universal["evidence"].iloc[0]
+        assert _verdicts(out, "split by sampling ratio, r = 0.8)") == {"paper": "holds", "substitute": "holds"}
+        assert _verdicts(out, "split by sampling ratio, r = 0.4)") == {
+            "paper": "does not hold",
+            "substitute": "does not hold",
+        }
+        # r = 0.8 beats r = 0.4 everywhere here (0.35 vs 0.7, and 1.6 at ε = 18)
+        assert _verdicts(out, "higher sampling ratio") == {"paper": "holds", "substitute": "holds"}
+        decided = out[out["claim"].str.contains("reduce|higher sampling ratio")]
+        assert decided["p_value"].isna().all() == (exact != SIMULATED)
+        # one row per claim per data role: no separate '(exact, Lemma 6)' duplicates
+        assert not out["claim"].str.contains("exact expected MSE, Lemma 6").any()
+        assert (out.loc[out["kind"] == "closed-form", "claim"].str.contains("Theorem 7")).all()
+        # substitute rows say so
+        sub = out[out["data_role"] == "substitute"]
+        assert sub["evidence"].str.contains("substitute data").all()
+        assert sub["scope"].str.contains("City B").all() and not sub["scope"].str.contains("City A").any()
 
 
 def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
@@ -192,17 +232,18 @@ def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
     growing = lambda ds, m, r, e: 1.0 if m == BASELINE else math.exp(-0.1 * e)
     shrinking = lambda ds, m, r, e: 1.0 if m == BASELINE else math.exp(-2 + 0.1 * e)
     flat = lambda ds, m, r, e: 1.0 if m == BASELINE else 0.5
-    key = "more significant when the privacy budget is relatively large"
-    g = _judge(fig, "fig4", growing, 1000, seed=5)
-    assert g.loc[g["claim"] == _words("fig4", "gain_grows"), "verdict"].tolist() == ["holds"]
-    assert _verdicts(g, key + " (exact") == {"paper": "holds"}
-    s = _judge(fig, "fig4", shrinking, 300, seed=6)
-    assert s.loc[s["claim"] == _words("fig4", "gain_grows"), "verdict"].tolist() == ["does not hold"]
-    assert _verdicts(s, key + " (exact") == {"paper": "does not hold"}
-    # a constant gain: 'holds' only at the test's level (both points share the baseline's noise)
+    words = _words("fig4", "gain_grows")
+    for exact in (tuple(METHODS), SIMULATED):
+        g = _judge(fig, "fig4", growing, 1000, seed=5, exact=exact)
+        assert g.loc[g["claim"] == words, "verdict"].tolist() == ["holds"]
+        s = _judge(fig, "fig4", shrinking, 300, seed=6, exact=exact)
+        assert s.loc[s["claim"] == words, "verdict"].tolist() == ["does not hold"]
+    # a constant gain: exactly, no step grows; on the repetitions 'holds' only at the test's level
+    f = _judge(fig, "fig4", flat, 60, seed=100)
+    assert f.loc[f["claim"] == words, "verdict"].tolist() == ["does not hold"]
     holds = sum(
-        _judge(fig, "fig4", flat, 60, seed=100 + k)
-        .loc[lambda t: t["claim"] == _words("fig4", "gain_grows"), "verdict"]
+        _judge(fig, "fig4", flat, 60, seed=100 + k, exact=SIMULATED)
+        .loc[lambda t: t["claim"] == words, "verdict"]
         .eq("holds")
         .sum()
         for k in range(30)
@@ -213,39 +254,41 @@ def test_fig4_improvement_growing_with_eps_holds_and_shrinking_does_not():
 def test_fig4_a_gain_that_rises_then_falls_is_not_more_significant_at_large_eps():
     """The paper's curve shape (gain peaking inside the range): a straight-line slope can call it
     'growing', the declared shape test (the gain grows at every step of ε) does not, exactly and
-    on the repetitions, and the exact row names the steps where it falls."""
+    on the repetitions, and the exact point names the steps where it falls. The declared
+    alternative readings are decided too: the ends (G(11) = 3.5 > G(3) = 1) hold."""
     fig = _fig("mse_eps", eps=(3.0, 5.0, 7.0, 9.0, 11.0), ratios=(0.8,))
     peak = {3.0: 1.0, 5.0: 2.0, 7.0: 3.0, 9.0: 4.0, 11.0: 3.5}  # gain rises to ε = 9, then falls
     rise_fall = lambda ds, m, r, e: 1.0 if m == BASELINE else 1.0 / peak[e]
-    out = _judge(fig, "fig4", rise_fall, 2000, seed=9)
-    key = "more significant when the privacy budget is relatively large"
-    assert out.loc[out["claim"] == _words("fig4", "gain_grows"), "verdict"].tolist() == ["does not hold"]
-    exact = out[out["claim"].str.contains(key + " (exact", regex=False)].iloc[0]
-    assert exact["verdict"] == "does not hold" and "does not grow at ε = 9→11" in exact["evidence"]
-    assert exact["effect"] == pytest.approx(3.5 / 4.0)
+    words = _words("fig4", "gain_grows")
+    simulated = _judge(fig, "fig4", rise_fall, 2000, seed=9, exact=SIMULATED)
+    assert simulated.loc[simulated["claim"] == words, "verdict"].tolist() == ["does not hold"]
+    exact = _judge(fig, "fig4", rise_fall, 20, seed=9)
+    row = exact[exact["claim"] == words].iloc[0]
+    assert row["verdict"] == "does not hold" and "does not grow at ε = 9→11" in row["evidence"]
+    assert row["effect"] == pytest.approx(3.5 / 4.0) and pd.isna(row["p_value"])
+    assert "depends on" in row["robustness"] and "the ends" in row["robustness"]
     ols = np.polyfit(list(peak), np.log(list(peak.values())), 1)[0]
     assert ols > 0  # the old straight-line test would have said the improvement grows
 
 
-def test_fig4_lemma6_rows_keep_substitute_cities_out_of_paper_rows():
-    """Exact rows computed on a city's true counts carry that city's data role: the paper row
+def test_fig4_exact_rows_keep_substitute_cities_out_of_paper_rows():
+    """Exact decisions computed on a city's true counts carry that city's data role: the paper row
     names only paper cities, the substitute city (a sample) has its own row."""
     fig = _fig("mse_eps", cities=("bb", "aa"), eps=(3.0, 9.0), ratios=(0.8,))  # the substitute first
     out = _judge(fig, "fig4", _fig4_truth(), 50, seed=11)
-    lemma6 = out[out["claim"].str.contains("Lemma 6")]
-    assert set(lemma6["data_role"]) == {"paper", "substitute"}
-    paper, sub = lemma6[lemma6["data_role"] == "paper"], lemma6[lemma6["data_role"] == "substitute"]
+    exact = out[out["claim"].str.startswith("The proposed algorithms can reduce")]
+    assert set(exact["data_role"]) == {"paper", "substitute"} and exact["p_value"].isna().all()
+    paper, sub = exact[exact["data_role"] == "paper"], exact[exact["data_role"] == "substitute"]
     for col in ("scope", "evidence"):
         assert not paper[col].str.contains("City B|bb ").any() and paper["scope"].str.contains("City A").all()
         assert not sub[col].str.contains("City A|aa ").any() and sub["scope"].str.contains("City B").all()
     agree = out[out["claim"].str.startswith("(ours) the simulated MSE agrees")]
     assert sorted(agree["data_role"]) == ["paper", "substitute"] and agree["kind"].eq("equivalence").all()
-    assert agree["evidence"].str.contains("split_baseline: 100 repetition ratios pooled over 2 curve points").all()
 
 
 # ---------------------------------------------------------------------------------------- Fig. 5
 def _fig5(**kw):
-    return _fig("mse_ratio", cities=("aa", "bb"), ratios=(0.3, 0.5, 0.7), focus_city="aa", same_scale_factor=10, **kw)
+    return _fig("mse_ratio", cities=("aa", "bb"), ratios=(0.3, 0.5, 0.7), focus_city="aa", **kw)
 
 
 def test_fig5_trend_halving_and_same_scale():
@@ -353,3 +396,20 @@ def test_mean_ratio_test_detects_10_percent_and_covers_the_truth():
     same = equivalence_point(b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25, means=True)
     far = equivalence_point(3 * b, np.exp(rng.normal(-0.5, 1.0, 5000)), "x", 1.25, means=True)
     assert same.favours and not far.favours
+
+
+def test_the_ratio_estimator_has_no_exact_expectation_so_its_claims_stay_simulated():
+    """The jobs write ``mse_theory`` only for the unbiased estimators (baseline, Horvitz–Thompson);
+    with the ratio estimator of Sec. 5.2 the MSE claims are tested on the repetitions, with HT they
+    are decided exactly, from the same job code."""
+    pos = np.random.default_rng(15).beta(2, 5, 3000)
+    fig = {"kind": "values", "cities": ["aa"], "methods": METHODS, "eps": [6.0], "ratios": [0.8], "reps": 30}
+    for estimator, exact in (("ratio", False), ("horvitz_thompson", True)):
+        prot = {"column": "salary", "folds": [3, 5, 7], "estimator": estimator}
+        raw = pd.DataFrame([row for m in METHODS for row in run_job(fig, prot, "ds_a", m, pos, 5, "fig2")])
+        theory = raw[raw["metric"] == "mse_theory"]
+        assert set(theory["mechanism"]) == ({BASELINE, "bshp", "wshp"} if exact else {BASELINE})
+        out = judge_figure(raw, fig, "fig2", {"aa": CITIES["aa"]}, {})
+        row = out[out["claim"].str.contains("outperform")].iloc[0]
+        assert pd.isna(row["p_value"]) == exact
+        assert ("decided exactly" in row["evidence"]) == exact

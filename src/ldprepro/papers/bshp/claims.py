@@ -24,8 +24,6 @@ from ldprepro.papers.bshp.points import (
     sweep_vs_baseline,
     theorem7,
     theory_agreement,
-    theory_gain_grows,
-    theory_vs_baseline,
     vs_baseline,
 )
 from ldprepro.papers.bshp.runs import PAPER
@@ -42,9 +40,15 @@ POINTS = {
     "sweep_vs_baseline": sweep_vs_baseline,
     "theorem7": theorem7,
     "bandwidth": bandwidth,
-    "theory_vs_baseline": theory_vs_baseline,
-    "theory_gain_grows": theory_gain_grows,
     "theory_agreement": theory_agreement,
+}
+#: The declaration keys each point computation takes as parameters (so a declared alternative
+#: reading can change them: ``alternatives`` in claims.yaml, decided again by the dispatcher).
+PARAMETERS = {
+    "vs_baseline": ("metric",),
+    "gain_grows": ("shape", "large_eps"),
+    "same_scale": ("margin",),
+    "theory_agreement": ("margin",),
 }
 
 
@@ -61,12 +65,10 @@ def _variants(decl: dict, d: FigureData) -> list[tuple[str, dict]]:
 
 
 def _compute(decl: dict):
-    fn = POINTS[decl["points"]]
-    if decl["points"] == "vs_baseline":
-        return fn(decl["metric"])
-    if decl["points"] == "theory_agreement":
-        return lambda d, cities, **kw: fn(d, cities, float(decl["margin"]), **kw)
-    return fn
+    """The declaration's point computation with its declared parameters (``PARAMETERS``) bound."""
+    fn, name = POINTS[decl["points"]], decl["points"]
+    params = {k: decl[k] for k in PARAMETERS.get(name, ()) if k in decl}
+    return lambda *args, **kw: fn(*args, **params, **kw)
 
 
 def on_cities(res: Results, decl: dict) -> list:

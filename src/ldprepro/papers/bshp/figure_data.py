@@ -84,6 +84,17 @@ class FigureData:
         key = ("mse_theory", 0, dataset, mechanism, 1.0 if mechanism == BASELINE else float(r), float(eps))
         return self._theory.get(key, np.nan)
 
+    def exact(self, dataset: str, mechanism: str, r: float, eps: float) -> float | None:
+        """The exact expected MSE of this curve point, or None when it has none. The jobs
+        (``papers.bshp.runs``) write ``mse_theory`` only where it is the expectation of exactly the
+        estimator measured: the split baseline (unbiased Basic RAPPOR per consumer, its exact
+        variance; paper Sec. 4) and BSHP/WSHP with the Horvitz–Thompson estimator of Theorem 5
+        (unbiased, variance Lemma 6, independent intervals summed per bin). The ratio estimator of
+        Sec. 5.2 (biased at finite n) has none, and the total-variation distance no closed form:
+        those stay simulated."""
+        t = self.theory(dataset, mechanism, r, eps)
+        return float(t) if np.isfinite(t) and t > 0 else None
+
     @property
     def n_reps(self) -> tuple[int, int]:
         """(the paper's T, repetitions run) of this figure's results."""
