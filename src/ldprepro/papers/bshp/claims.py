@@ -151,7 +151,7 @@ def judge_figure(
     raw: pd.DataFrame, fig: dict, figure: str, cities: dict, unavailable: dict, folds=(3, 5, 7)
 ) -> pd.DataFrame:
     """The figure's claims table (verdicts.CLAIM_COLUMNS): its declarations in ``claims.yaml``
-    decided by the one dispatcher, a panel per city, Holm across its claims."""
+    decided by the one dispatcher, a panel per city; each claim is its own family (docs/verdicts-standard.md)."""
     FigureData(raw, fig, figure, cities, unavailable, tuple(folds))  # the pairing checks, on every result
     panels = [{"dataset": cities[c]["dataset"], "data_role": cities[c]["data_role"]} for c in fig["cities"]]
     spec, where = declared_claims(PAPER, figure)

@@ -172,7 +172,7 @@ def gain_grows(d: FigureData, cities: list[str], shape: str = "steps", large_eps
     simulated = (
         f"the gain must grow from ε to ε' at {words}; effect = geometric mean over the repetitions of "
         "(MSE_method/MSE_baseline at ε') / (the same at ε), below 1 = the improvement grows; paired on the "
-        f"repetition, Holm across the comparisons; {_reps_note(d)}"
+        f"repetition, every comparison must favour at p < 0.05 (Holm across them only for a contrary one); {_reps_note(d)}"
     )
     exact_words = (
         f"decided exactly: the exact expected gain E[MSE_baseline]/E[MSE_method] (Lemma 6 and the SUE variance on "
