@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldprepro.claims.stats import ALPHA, equivalence_point, paired_point, ratio_of_means_point
+from ldprepro.claims.stats import equivalence_point, paired_point, ratio_of_means_point
 from ldprepro.claims.verdicts import Claim, judge
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.basic import Laplace
@@ -241,11 +241,21 @@ def run_aa(case: AACase, n: int, s: Settings, users) -> list[dict]:
     pts = [_point(case, a[i], b[i], f"rep {i}") for i in range(m)]
     singles = [Claim("calibration", "A/A", "A lower", "one point", case.claim_kind, points=[p]) for p in pts]
     k = max(1, int(s.points))
-    groups = [
-        Claim("calibration", "A/A", "A lower", f"{k} points", "range" if case.claim_kind == "pairwise" else "equivalence",
-              points=pts[i : i + k])
-        for i in range(0, m - k + 1, k)
-    ] if k > 1 else []
+    groups = (
+        [
+            Claim(
+                "calibration",
+                "A/A",
+                "A lower",
+                f"{k} points",
+                "range" if case.claim_kind == "pairwise" else "equivalence",
+                points=pts[i : i + k],
+            )
+            for i in range(0, m - k + 1, k)
+        ]
+        if k > 1
+        else []
+    )
     verdicts = judge(singles + groups)["verdict"].to_numpy()
     rows = []
     for n_points, v in ((1, verdicts[: len(singles)]), (k, verdicts[len(singles) :])):
@@ -268,9 +278,9 @@ def run_aa(case: AACase, n: int, s: Settings, users) -> list[dict]:
                 "does_not_hold_se": d_se,
                 # the error that matters: A/A strict claims (both), equivalence on an A/A pair
                 # ("does not hold"), equivalence at the margin ("holds")
-                "errors": ("holds",) if case.test == "tost-margin" else (
-                    ("does not hold",) if case.test == "tost" else ("holds", "does not hold")
-                ),
+                "errors": ("holds",)
+                if case.test == "tost-margin"
+                else (("does not hold",) if case.test == "tost" else ("holds", "does not hold")),
             }
         )
     return rows
