@@ -14,6 +14,7 @@ import yaml
 from scipy import stats
 
 from ldprepro.claims import calibration as cal
+from ldprepro.claims.calibration_page import markdown
 from ldprepro.claims.stats import ALPHA, equivalence_point, ratio_of_means_point
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,12 +46,12 @@ def test_the_module_runs_and_writes_the_tables():
     aa, cov = cal.run([10], s, (10, 20))
     assert len(aa) == 2 * len(cal.aa_cases())  # one and five points per case
     assert len(cov) == 2 * len(cal.COVERAGE_PAIRS)
-    page = cal.markdown(aa, cov, s, [10])
+    page = markdown(aa, cov, s, [10])
     assert page.startswith("# Calibration of the claim engine")
     for header in ("## A/A comparisons: false verdicts", "## Coverage of the intervals", "## Verdict"):
         assert header in page
     assert "HM-TP ≡ HM (tie detector)" in page and "PM vs Duchi" in page
-    assert page == cal.markdown(*cal.run([10], s, (10, 20)), s, [10])  # deterministic
+    assert page == markdown(*cal.run([10], s, (10, 20)), s, [10])  # deterministic
 
 
 def test_aa_false_holds_within_alpha_at_small_n():
