@@ -45,6 +45,7 @@ include: "workflow/rules/lremh.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/calibration.smk"
 
 
 # Read by the report's description (workflow/report/workflow.rst) under `snakemake --report`.

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from ldprepro.claims.tables import effect_text
 from ldprepro.claims.verdicts import Claim, exact_point, judge, paired_point, tie_point
 from ldprepro.report import forest
 
@@ -30,3 +31,15 @@ def test_every_claim_with_points_gets_a_panel_and_the_weakest_points_are_kept(tm
     assert dropped["p_value"].max() <= shown.loc[shown["favours"] == "claim", "p_value"].min()
     forest.draw_forest(table, points, tmp_path / "forest.png")
     assert (tmp_path / "forest.png").stat().st_size > 10_000
+
+
+def test_an_unbounded_fieller_interval_is_drawn_as_an_arrow(tmp_path):
+    from ldprepro.claims.stats import Point
+
+    open_ended = Point("n=3", "ratio of means", 0.8, 0.0, float("inf"), 0.6, True, 3, 1.0, 5.0, null=1.0, scale="ratio")
+    table = judge([Claim("p", "f", "wide", "s", "pairwise", points=[open_ended])])
+    assert "∞" in __import__("ldprepro.claims.tables", fromlist=["x"]).effect_text(
+        table.iloc[0:1].itertuples().__next__()
+    )
+    forest.draw_forest(table, pd.DataFrame(table.attrs["points"]), tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 5_000

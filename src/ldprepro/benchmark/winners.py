@@ -3,7 +3,7 @@
 Rule (declared in docs/benchmark.md): among the mechanisms that are ε-LDP at that ε
 (:mod:`.privacy`), the candidate is the one with the lowest mean squared error. Every other LDP
 mechanism is compared with it by the claim engine's paired test of the ratio of mean errors
-(:func:`ldprepro.claims.verdicts.ratio_of_means_point`, delta method over the common-random-number
+(:func:`ldprepro.claims.verdicts.ratio_of_means_point`, paired t test and Fieller interval over the common-random-number
 repetitions), Holm-adjusted over the comparisons of the cell. A mechanism is *tied* with the
 candidate unless its ratio is > 1 with Holm-adjusted p < α; the winner of the cell is the set
 {candidate} ∪ tied. Choosing the candidate by its sample mean favours it slightly, so the test

@@ -6,7 +6,7 @@ computation), following the project's statistical standard (docs/verdicts-standa
 - vocabulary: exactly ``holds``, ``does not hold``, ``inconclusive``, ``not testable``;
 - comparisons are paired on the repetition index (common random numbers): the test works on
   per-repetition differences (rates), or on the ratio of the mean errors (MSE, MAE: the plotted
-  quantity) with the paired delta method;
+  quantity) with the paired t test of equal means and Fieller's interval;
 - a paired t-test when the differences look normal (Shapiro–Wilk p ≥ 0.05), else the Wilcoxon
   signed-rank test with the Hodges–Lehmann estimate and its distribution-free interval;
 - each claim is its own family (docs/verdicts-standard.md, "Decision rule"): a claim made over

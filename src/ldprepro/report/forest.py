@@ -41,17 +41,19 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
         colour = COLOURS.get(r.favours, PALETTE["grey"])
         if r.exact or not np.isfinite(r.ci_low):
             ax.plot([r.effect], [yi], marker="D", color=colour, ms=4, ls="none")
-        else:
-            ax.errorbar(
-                [r.effect],
-                [yi],
-                xerr=[[r.effect - r.ci_low], [r.ci_high - r.effect]],
-                fmt="o",
-                color=colour,
-                ms=3,
-                capsize=2,
-                lw=1,
-            )
+            continue
+        # an unbounded (Fieller) upper end is drawn as an arrow one decade (or ten widths) out
+        hi = (
+            r.ci_high if np.isfinite(r.ci_high) else (r.effect * 10 if ratio else r.effect + 10 * (r.effect - r.ci_low))
+        )
+        lo = r.ci_low if not ratio or r.ci_low > 0 else r.effect / 10
+        ax.errorbar(
+            [r.effect], [yi], xerr=[[r.effect - lo], [hi - r.effect]], fmt="o", color=colour, ms=3, capsize=2, lw=1
+        )
+        if not np.isfinite(r.ci_high):
+            ax.plot([hi], [yi], marker=">", color=colour, ms=4, ls="none")
+        if lo != r.ci_low:  # a lower end of 0 on the log axis: an arrow one decade in
+            ax.plot([lo], [yi], marker="<", color=colour, ms=4, ls="none")
     ax.axvline(1.0 if ratio else 0.0, color=PALETTE["black"], lw=0.8, ls="--")
     if ratio:
         ax.set_xscale("log")
