@@ -429,15 +429,17 @@ def tie_point(label: str, note: str) -> Point:
     )
 
 
+def _ascending(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, an all-NaN output of its shape, the indices of its finite values in ascending order)."""
+    p = np.asarray(p_values, dtype=float)
+    ok = np.flatnonzero(np.isfinite(p))
+    return p, np.full(p.shape, np.nan), ok[np.argsort(p[ok], kind="mergesort")]
+
+
 def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm–Bonferroni step-down adjusted p-values (NaN stays NaN)."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="mergesort")]
-    m = ok.size
+    p, out, order = _ascending(p_values)
+    m = order.size
     running = 0.0
     for rank, idx in enumerate(order):
         running = max(running, min(1.0, (m - rank) * p[idx]))
@@ -447,13 +449,10 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     """Benjamini–Hochberg step-up q-values (false discovery rate; NaN stays NaN)."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    if ok.size == 0:
+    p, out, order = _ascending(p_values)
+    m = order.size
+    if m == 0:
         return out
-    order = ok[np.argsort(p[ok], kind="mergesort")]
-    m = ok.size
     q = p[order] * m / np.arange(1, m + 1)
     out[order] = np.minimum(1.0, np.minimum.accumulate(q[::-1])[::-1])
     return out
