@@ -298,8 +298,8 @@ def claim_row(c: Claim) -> dict:
         verdict, shown = "inconclusive", weakest
         undecided = [p for p in tested if p not in won]
         lead = (
-            f"{favour}; not decided at {_labels(undecided)}; weakest: {shown.label}, {_effect_text(shown)}, "
-            f"p = {format_p(shown.p_value)}"
+            f"{favour}; {len(undecided)} undecided (claim_points.parquet lists them); weakest: {shown.label}, "
+            f"{_effect_text(shown)}, p = {format_p(shown.p_value)}"
         )
     n_reps = int(max((p.n for p in tested), default=0)) or None
     evidence = lead + ("" if not c.evidence else ". " + c.evidence)
