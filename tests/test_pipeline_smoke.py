@@ -39,7 +39,7 @@ def test_ldpfl_mechanism_figures_smoke(tmp_path):
         [
             pd.read_parquet(p)
             for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")
-            if p.stem not in ("summary", "claims")
+            if p.stem not in ("summary", "claims", "claim_points")
         ]
     )
     assert list(raw.columns[:6]) == KEY_COLUMNS[:6] and list(raw.columns[-2:]) == ["metric", "value"]
@@ -74,7 +74,11 @@ def test_ldpfl_mechanism_figures_smoke(tmp_path):
 
     # Same config + same seed => byte-identical results (every mechanism's file, summary and claims).
     first = {p.name: p.read_bytes() for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")}
-    assert set(first) == {f"{m}.parquet" for m in cfg["fig1"]["mechanisms"]} | {"summary.parquet", "claims.parquet"}
+    assert set(first) == {f"{m}.parquet" for m in cfg["fig1"]["mechanisms"]} | {
+        "summary.parquet",
+        "claims.parquet",
+        "claim_points.parquet",
+    }
     shutil.rmtree(tmp_path / "results")
     shutil.rmtree(tmp_path / "figures")
     proc = run_snakemake(tmp_path, "figures/ldpfl/fig1.png")
