@@ -13,25 +13,27 @@ from ldprepro.papers import decide_figure as claims_for
 RNG = np.random.default_rng(0)
 
 
+def _row(dataset, mechanism, eps, rep, metric, value, **extra):
+    """One tidy result row of paper 002's Fig. 7 (16 attributes)."""
+    return {
+        "paper": "ldpfl",
+        "figure": "fig7",
+        "dataset": dataset,
+        "mechanism": mechanism,
+        "eps": eps,
+        "eps_numeric": eps,
+        "n_attributes": 16,
+        "rep": rep,
+        "metric": metric,
+        "value": value,
+        **extra,
+    }
+
+
 def _rows(dataset, mechanism, eps, scale, reps, metric="sq_error", **extra):
     """Per-repetition squared errors of an unbiased mean with variance ``scale``."""
     values = scale * RNG.chisquare(1, reps)
-    return [
-        {
-            "paper": "ldpfl",
-            "figure": "fig7",
-            "dataset": dataset,
-            "mechanism": mechanism,
-            "eps": eps,
-            "eps_numeric": eps,
-            "n_attributes": 16,
-            "rep": r,
-            "metric": metric,
-            "value": v,
-            **extra,
-        }
-        for r, v in enumerate(values)
-    ]
+    return [_row(dataset, mechanism, eps, r, metric, v, **extra) for r, v in enumerate(values)]
 
 
 FIG7 = {"metric": "sq_error", "panels": [{"dataset": "g16"}], "mechanisms": []}
@@ -213,20 +215,7 @@ def test_an_alternative_with_a_key_its_test_does_not_take_is_refused():
 
 # --- exact first: claims decided by the exact expectations the jobs declare ------------------
 def _theory(dataset, mechanism, eps, value, metric="sq_error", exact=True, **extra):
-    return {
-        "paper": "ldpfl",
-        "figure": "fig7",
-        "dataset": dataset,
-        "mechanism": mechanism,
-        "eps": eps,
-        "eps_numeric": eps,
-        "n_attributes": 16,
-        "rep": 0,
-        "metric": f"{metric}_theory",
-        "value": value,
-        "theory_exact": exact,
-        **extra,
-    }
+    return _row(dataset, mechanism, eps, 0, f"{metric}_theory", value, theory_exact=exact, **extra)
 
 
 WIN = {"claim": "PM-SUB beats PM", "scope": "every ε", "test": "outperform", "mechanism": "pm_sub", "against": ["pm"]}
