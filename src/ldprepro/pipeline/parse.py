@@ -207,11 +207,14 @@ def code_hash(script: str | os.PathLike) -> str:
     so that Snakemake reruns it when that code changes (it watches only the script itself).
     The job harness (:data:`HARNESS`) is not part of it."""
     root = _package_root()
-    h = hashlib.sha256()
     harness = {root / f for f in HARNESS}
-    for f in code_files(script):
-        if f in harness:
-            continue
+    return _files_hash([f for f in code_files(script) if f not in harness], root)
+
+
+def _files_hash(files, root: Path) -> str:
+    """sha256 (16 hex digits) of the package files ``files``: each one's path and bytes, in order."""
+    h = hashlib.sha256()
+    for f in files:
         h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
@@ -225,10 +228,7 @@ def declarations_hash() -> str:
     files = set(_declarations(root))
     for f in sorted(p for p in files if p.suffix == ".py"):
         files |= set(code_files(f))
-    h = hashlib.sha256()
-    for f in sorted(files):
-        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    return _files_hash(sorted(files), root)
 
 
 # ------------------------------------------------------------------------------------------------
