@@ -188,6 +188,11 @@ def _row(c: Claim, **values) -> dict:
     return row
 
 
+def _holm_within(tested: list[Point]) -> dict[int, float]:
+    """{id(point): its Holm-adjusted p across the claim's tested points}."""
+    return dict(zip(map(id, tested), holm([p.p_value for p in tested]))) if tested else {}
+
+
 def _weakest(tested: list[Point]) -> Point:
     """The tested point furthest from deciding the claim its way: a point not in its favour (the
     most significant one against it first), else the favouring point with the largest raw p."""
@@ -269,7 +274,7 @@ def claim_row(c: Claim) -> dict:
     refuted = [p for p in pts if p.exact and p.refutes]
     exact_ok = [p for p in pts if p.exact and not p.refutes]
     tested = [p for p in pts if not p.exact]
-    adj_of = dict(zip(map(id, tested), holm([p.p_value for p in tested]))) if tested else {}
+    adj_of = _holm_within(tested)
     won = [p for p in tested if p.favours and p.significant]
     against = [p for p in tested if not p.favours and np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA]
     favour = f"{len(won) + len(exact_ok)}/{len(pts)} points favour the claim" + (
@@ -333,7 +338,7 @@ def claim_points(c: Claim, claim_id: int) -> list[dict]:
     n, effect with its scale, CI with its level, raw p with its sidedness, Holm p within the claim,
     which side it favours, and its exact/tie note."""
     tested = [p for p in c.points if not p.exact]
-    adj_of = dict(zip(map(id, tested), holm([p.p_value for p in tested]))) if tested else {}
+    adj_of = _holm_within(tested)
     rows = []
     for p in c.points:
         side = "claim" if p.favours else ("against" if p.exact or np.isfinite(p.effect) else "none")
