@@ -8,6 +8,7 @@ import pandas as pd
 
 from ldprepro.benchmark.privacy import privacy_table
 from ldprepro.benchmark.winners import rank_cells, winners
+from ldprepro.claims.stats import format_p
 
 TASK_TITLES = {
     "mean": "Mean estimation (MSE of the mean)",
@@ -71,7 +72,7 @@ def markdown(win: pd.DataFrame, ranked: pd.DataFrame, unavailable: dict[str, str
             lines.append(
                 f"| {r.dataset} | {r.eps:g} | {r.best} | {r.tied.replace(',', ', ') or '—'} | {r.runner_up or '—'} "
                 f"| {_g(r.runner_up_ratio)} [{_g(r.runner_up_ci_low)}, {_g(r.runner_up_ci_high)}] "
-                f"| {_g(r.runner_up_p_holm)} | {_g(r.runner_up_mde)} | {r.n_reps} |"
+                f"| {format_p(r.runner_up_p_holm)} | {_g(r.runner_up_mde)} | {r.n_reps} |"
             )
         counts = tw["winner_set"].str.split(",").explode().value_counts()
         lines += [
