@@ -443,6 +443,20 @@ def test_every_mechanism_and_eps_sees_the_same_folds_in_the_same_order(monkeypat
     assert not np.array_equal(sf.cv_splits(700, 3, 2, 2, common)[0][2], splits[0][2])
 
 
+@pytest.mark.parametrize("n, k, seed", [(700, 3, 1), (701, 5, 12345), (10, 10, 7), (11, 2, 2**31 - 2)])
+def test_shuffled_kfold_is_sklearns_kfold_row_for_row(n, k, seed):
+    """The folds (hence every SGD figure's numbers) are scikit-learn's KFold(shuffle=True) exactly."""
+    from sklearn.model_selection import KFold
+
+    import ldprepro.experiments.sgd_figures as sf
+
+    ours = list(sf.shuffled_kfold(n, k, seed))
+    theirs = list(KFold(n_splits=k, shuffle=True, random_state=seed).split(np.empty((n, 0))))
+    assert len(ours) == len(theirs) == k
+    for (a_train, a_test), (b_train, b_test) in zip(ours, theirs):
+        assert np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
+
+
 def test_fits_do_not_depend_on_which_eps_run_beside_them():
     """Each (ε, fit) has its own noise stream: one call with every ε gives the rows of one call per ε."""
     df, card, fig, panel = _job_toy()

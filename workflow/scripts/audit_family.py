@@ -1,6 +1,6 @@
 """Audit one family of mechanisms at every configured ε (one ε at a time, for progress)."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
@@ -8,6 +8,8 @@ import pandas as pd  # noqa: E402
 
 from ldprepro.audit.empirical import run_family  # noqa: E402
 from ldprepro.pipeline.io import write_parquet  # noqa: E402
+
+ready()
 
 cfg = snakemake.params.cfg  # noqa: F821
 family = snakemake.wildcards.family  # noqa: F821

@@ -1,6 +1,6 @@
 """One benchmark job: one task on one panel's dataset, every mechanism, ε and repetition."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
@@ -9,6 +9,8 @@ from pathlib import Path  # noqa: E402
 from ldprepro.benchmark import runs  # noqa: E402
 from ldprepro.data.transform import load  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821
 entry, panel = sm.params.entry, sm.params.panel

@@ -1,7 +1,7 @@
 """The benchmark's combined table, privacy table, per-cell ranking, winners, generated markdown
 and figures (ldprepro.benchmark)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
@@ -10,6 +10,8 @@ from ldprepro.benchmark import plots, tables  # noqa: E402
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
 from ldprepro.pipeline.results import write_results  # noqa: E402
 from ldprepro.pipeline.verify import Grid, job_results, read_table  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821
 results = tables.combine([job_results([p], Grid(named=None)) for p in sm.input.jobs])  # whole, or a named error

@@ -3,7 +3,7 @@
 The summary (and so the plotted curves) uses the paper's T repetitions only; the claims are
 decided on every repetition, the extra ones run for the tests (``claim_reps``) included."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
@@ -15,6 +15,8 @@ from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
 from ldprepro.pipeline.verify import bshp_grid, job_results, read_json
+
+ready()
 
 p = snakemake.params
 raw = job_results(snakemake.input.jobs, bshp_grid(p.fig))  # the configured grid, exactly, or a named error

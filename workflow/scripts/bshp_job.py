@@ -1,7 +1,7 @@
 """One BSHP/WSHP/baseline job: one method on one city's salaries, looping ε, r and repetitions
 (one ε at a time, for progress in the log; every random stream is keyed by ε)."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
@@ -11,6 +11,8 @@ from pathlib import Path  # noqa: E402
 from ldprepro.data.transform import load  # noqa: E402
 from ldprepro.papers.bshp.runs import run_job, salary_positions  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
+
+ready()
 
 w = snakemake.wildcards  # noqa: F821
 p = snakemake.params  # noqa: F821

@@ -2,13 +2,15 @@
 false "holds"/"does not hold" rates on A/A comparisons at every n the paper figures use, and the
 coverage of its intervals (ldprepro.claims.calibration). Same config and seed ⇒ the same page."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821
 
 from ldprepro.claims import calibration as cal  # noqa: E402
 from ldprepro.claims.calibration_page import markdown  # noqa: E402
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821
 params = dict(sm.params.settings)

@@ -1,12 +1,14 @@
 """The forest plot of one figure's claims (ldprepro.report.forest), from its claims table and points."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from ldprepro.report.forest import draw_forest  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821
 claims = pd.read_parquet(sm.input.claims)

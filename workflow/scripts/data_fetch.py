@@ -1,12 +1,14 @@
 """Snakemake script: put one verified raw file at data/raw/{dataset}/{filename}."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821
 
 import os  # noqa: E402
 
 from ldprepro.data.build import exit_if_unavailable, fetch  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 # config data_mirror wins; the environment variable LDPREPRO_DATA_MIRROR is the fallback.

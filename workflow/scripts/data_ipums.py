@@ -1,10 +1,12 @@
 """Snakemake script: locate (user extract) or obtain (IPUMS API) an IPUMS extract and normalise."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821
 
 from ldprepro.data.build import build_ipums, exit_if_unavailable  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 

@@ -1,10 +1,12 @@
 """Snakemake script: raw files -> data/processed/{dataset}.parquet + .json (data card)."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821
 
 from ldprepro.data.build import build_from_files  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 card = build_from_files(

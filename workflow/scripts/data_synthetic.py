@@ -1,10 +1,12 @@
 """Snakemake script: generate a synthetic dataset (seeded by config seed + its parameters)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
 from ldprepro.data.build import build_synthetic  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 card = build_synthetic(

@@ -3,7 +3,7 @@
 The curve is drawn from the paper's repetitions (``reps``); the claims are tested on every
 repetition run (``test_reps`` adds ours, for power)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
@@ -13,6 +13,8 @@ from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
 from ldprepro.pipeline.verify import experiment_grid, job_results
+
+ready()
 
 p = snakemake.params
 raw = job_results(snakemake.input, experiment_grid(p.fig))  # the configured grid, exactly, or a named error

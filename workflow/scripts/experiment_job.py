@@ -3,7 +3,7 @@ Dispatches on the figure's kind. Mean estimation runs one ε at a time (every ra
 keyed by ε, so the rows are the same as in one call) to log progress per ε; LDP-SGD runs every ε
 in one call, fit after fit (each fit's rows are gathered once for all ε), and logs progress per fit."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
@@ -11,11 +11,16 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
-from ldprepro.experiments import mean_figures, sgd_figures  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 w = snakemake.wildcards  # noqa: F821
 fig = snakemake.params.fig  # noqa: F821 (compute parameters only: no titles or labels)
+if fig["kind"] == "sgd":  # only the kind's own modules: the other kind's imports are fixed cost
+    from ldprepro.experiments import sgd_figures
+else:
+    from ldprepro.experiments import mean_figures
+ready()
+
 df, card = load(w.dataset, root=Path(snakemake.input.parquet).parent)  # noqa: F821
 progress("%s: %d rows loaded; %s on %d ε values", w.dataset, len(df), w.mechanism, len(fig["eps"]))
 rows = []

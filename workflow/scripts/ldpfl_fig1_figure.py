@@ -1,6 +1,6 @@
 """Aggregate Zhao et al. Fig. 1, judge the paper's claims and draw the figure."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
@@ -9,6 +9,8 @@ from ldprepro.papers.ldpfl.mechanism_figures import figure_claims, plot_fig1
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import aggregate
 from ldprepro.pipeline.verify import job_results, ldpfl_fig1_grid
+
+ready()
 
 raw = job_results(snakemake.input, ldpfl_fig1_grid(snakemake.params.fig))  # the configured grid, or a named error
 summary = aggregate(raw)

@@ -1,6 +1,6 @@
 """One mechanism's rows of Zhao et al. Fig. 1 (analytic curve + Monte-Carlo repetitions)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
@@ -8,6 +8,8 @@ import numpy as np  # noqa: E402
 
 from ldprepro.papers.ldpfl.mechanism_figures import fig1_rows  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
+
+ready()
 
 fig = snakemake.params.fig  # noqa: F821
 grid = fig["eps_grid"]

@@ -1,12 +1,14 @@
 """Zhao et al. Fig. 4: PM-OPT's output density (exact pdf and a histogram of its outputs)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
 from ldprepro.claims.tables import write_claims  # noqa: E402
 from ldprepro.papers.ldpfl.mechanism_figures import fig4_rows, figure_claims, plot_fig4  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
+
+ready()
 
 fig = snakemake.params.fig  # noqa: F821
 df = tidy_frame(

@@ -1,6 +1,6 @@
 """Aggregate one paper-004 figure, judge the paper's claims (ldprepro.papers.lremh.claims), draw it (one panel per f)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
@@ -9,6 +9,8 @@ from ldprepro.domain.frequency import rappor_privacy
 from ldprepro.papers.lremh.claims import figure_tables
 from ldprepro.papers.lremh.plotting import plot_figure
 from ldprepro.pipeline.io import write_parquet
+
+ready()
 
 p = snakemake.params
 exp = p.exp

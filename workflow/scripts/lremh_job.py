@@ -1,6 +1,6 @@
 """One paper-004 experiment: every run × f × k × subset × method on one dataset (timings in one process)."""
 
-from ldprepro.pipeline.jobsetup import done, progress, start
+from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
 start(snakemake)  # noqa: F821 (before numpy: pins BLAS threads)
 
@@ -8,6 +8,8 @@ from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
 from ldprepro.papers.lremh.experiment import dataset_codes, run_experiment, write_job_results  # noqa: E402
+
+ready()
 
 exp = snakemake.params.exp  # noqa: F821
 df, card = load(exp["dataset"], root=Path(snakemake.input.parquet).parent)  # noqa: F821

@@ -3,7 +3,7 @@
 (docs/figures/verdicts.md) and the "Results at a glance" block (docs/figures/at_a_glance.md; splice
 it into README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
@@ -14,6 +14,8 @@ from PIL import Image  # noqa: E402
 from ldprepro.claims.tables import verdicts_markdown  # noqa: E402
 from ldprepro.pipeline.io import atomic_path, atomic_write_text  # noqa: E402
 from ldprepro.report import tables as report  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821
 for src, dest in zip(

@@ -1,7 +1,7 @@
 """Render the report's tables from pipeline outputs: claims, audit, data cards, provenance (the
 stage timings come from the benchmark files declared as this rule's inputs, not from a glob)."""
 
-from ldprepro.pipeline.jobsetup import done, start
+from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # noqa: F821
 
@@ -9,6 +9,8 @@ start(snakemake)  # noqa: F821
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
 from ldprepro.pipeline.verify import read_json, read_table  # noqa: E402
 from ldprepro.report import tables as report  # noqa: E402
+
+ready()
 
 sm = snakemake  # noqa: F821
 out = sm.output

@@ -29,7 +29,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import KFold
 
 from ldprepro.data.transform import to_unit
 from ldprepro.domain.graded import GradedLevels
@@ -160,6 +159,23 @@ def group_rules(fig: dict, figure: str = "") -> list[str]:
     return rules
 
 
+def shuffled_kfold(n: int, folds_k: int, seed: int):
+    """The (training rows, test rows) of each fold of scikit-learn's ``KFold(folds_k, shuffle=True,
+    random_state=seed)``, element for element (tested against it), without importing scikit-learn
+    (about 1 s of CPU per job): the rows are shuffled by ``numpy.random.RandomState(seed)``, the
+    first n mod k folds get one extra row, and each fold's rows and the rest come back sorted."""
+    order = np.arange(n)
+    np.random.RandomState(seed).shuffle(order)
+    sizes = np.full(folds_k, n // folds_k, dtype=np.int64)
+    sizes[: n % folds_k] += 1
+    start = 0
+    for size in sizes:
+        in_test = np.zeros(n, dtype=bool)
+        in_test[order[start : start + size]] = True
+        start += size
+        yield np.flatnonzero(~in_test), np.flatnonzero(in_test)
+
+
 def cv_splits(
     n: int, folds_k: int, cv_reps: int, seed: int, common: dict
 ) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
@@ -168,8 +184,7 @@ def cv_splits(
     fits = []
     for cv_rep in range(cv_reps):
         split_seed = int(rng_for(seed, {**common, "cv_rep": cv_rep, "purpose": "folds"}).integers(2**31 - 1))
-        folds = KFold(n_splits=folds_k, shuffle=True, random_state=split_seed)
-        for fold, (train, test) in enumerate(folds.split(np.empty((n, 0)))):
+        for fold, (train, test) in enumerate(shuffled_kfold(n, folds_k, split_seed)):
             order = rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"}).permutation(
                 train.size
             )

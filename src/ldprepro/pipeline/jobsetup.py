@@ -36,7 +36,7 @@ THREAD_VARS = (
 CONSOLE_EVERY_S = 60.0
 
 log = logging.getLogger("ldprepro")
-_state = {"name": "job", "last_console": 0.0, "t0": 0.0}
+_state = {"name": "job", "rule": "job", "last_console": 0.0, "t0": 0.0, "setup_cpu": None}
 
 
 class _Tee:
@@ -74,7 +74,7 @@ def start(smk) -> logging.Logger:
     name = smk.rule + (
         "" if not dict(smk.wildcards.items()) else "[" + ", ".join(f"{k}={v}" for k, v in smk.wildcards.items()) + "]"
     )
-    _state.update(name=name, last_console=time.monotonic(), t0=time.monotonic())
+    _state.update(name=name, rule=smk.rule, last_console=time.monotonic(), t0=time.monotonic(), setup_cpu=None)
     root = logging.getLogger()
     root.setLevel(logging.INFO)
     if len(smk.log):
@@ -209,7 +209,8 @@ def progress(message: str, *args) -> None:
         print(f"[{_state['name']}, {now - _state['t0']:.0f} s] {text}", file=sys.stderr, flush=True)
 
 
-#: The prefix of the last line of every job log: the job's own CPU time, wall time and peak RSS.
+#: The prefix of the last line of every job log: the job's own CPU time, wall time and peak RSS, the
+#: CPU it spent before :func:`ready` (its fixed cost) and its rule.
 #: Snakemake's ``benchmark:`` files sample CPU time every 0.5 s for 15 s, then every 30 s, so a
 #: job's last sample can miss up to 30 s of its CPU; timing/figure_times.py reads this line.
 RESOURCES = "resources:"
@@ -222,7 +223,29 @@ def log_resources() -> None:
     cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
     rss_mb = max(own.ru_maxrss, kids.ru_maxrss) / 1024.0  # KiB on Linux
     wall = time.monotonic() - _state["t0"]
-    log.info("%s cpu_s=%.3f wall_s=%.3f max_rss_mb=%.1f", RESOURCES, cpu, wall, rss_mb)
+    setup = _state["setup_cpu"]
+    log.info(
+        "%s cpu_s=%.3f wall_s=%.3f max_rss_mb=%.1f setup_cpu_s=%s rule=%s",
+        RESOURCES,
+        cpu,
+        wall,
+        rss_mb,
+        "nan" if setup is None else f"{setup:.3f}",
+        _state["rule"],
+    )
+
+
+def _own_cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+def ready() -> None:
+    """Mark the end of the job's fixed cost: the script calls it once its imports are done, before
+    it reads any data. The CPU the process spent until then (the interpreter, Snakemake's script
+    preamble and every import) is logged as ``setup_cpu_s`` (timing/figure_times.py sums it as the
+    run's per-process fixed cost)."""
+    _state["setup_cpu"] = _own_cpu()
 
 
 def done(message: str = "done") -> None:

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ldprepro.pipeline.io import write_parquet
 
@@ -44,6 +43,8 @@ def aggregate(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     grouped = df.groupby(group_cols, dropna=False, sort=True)["value"]
     out = grouped.agg(n="count", mean="mean", std="std").reset_index()
     out["std"] = out["std"].fillna(0.0)
+    from scipy import stats  # lazy: the compute jobs write rows and never need it
+
     t = stats.t.ppf(0.5 + confidence / 2.0, np.maximum(out["n"] - 1, 1))
     half = np.where(out["n"] > 1, t * out["std"] / np.sqrt(out["n"]), 0.0)
     out["ci_low"] = out["mean"] - half

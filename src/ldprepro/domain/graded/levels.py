@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 
 @dataclass(frozen=True)
@@ -76,6 +75,8 @@ class GradedLevels:
     @property
     def keep_probs(self) -> np.ndarray:
         """p_t = e^{ε_t}/(e^{ε_t}+1): probability that a ±1 value is kept at level t (§1)."""
+        from scipy.special import expit  # lazy: most jobs never evaluate it
+
         return expit(self.eps)
 
     @property

@@ -29,7 +29,6 @@ import numbers
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy import optimize
 
 from ldprepro.domain.mechanisms import kernels
 
@@ -266,6 +265,8 @@ def _maximise_on_unit_interval(f, grid_size: int = 4001) -> float:
     values = np.asarray(f(grid), dtype=float)
     i = int(np.argmax(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid_size - 1)]
+    from scipy import optimize  # lazy: a job that never calls this does not pay scipy's import
+
     res = optimize.minimize_scalar(
         lambda t: -float(f(np.array(t))), bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}
     )

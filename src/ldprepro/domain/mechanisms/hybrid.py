@@ -8,6 +8,7 @@ e^{−ε}), never as 1 minus the other, so the small branch keeps its exact weig
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ldprepro.domain.mechanisms.base import Mechanism, Mixture, check_mechanism_eps
@@ -63,6 +64,7 @@ def _pm_sub_constants(eps: float) -> tuple[float, float]:
     return sub._k2, sub._v0
 
 
+@functools.cache
 def _hm_tp_eps1() -> float:
     """ε₁ ≈ 0.610986: root of B1(ε) = ((a+1)/(a−1))² (PM-SUB at t=0 equals Duchi)."""
     from scipy import optimize
@@ -74,7 +76,12 @@ def _hm_tp_eps1() -> float:
     return optimize.brentq(gap, 0.3, 1.0, xtol=1e-15)
 
 
-HM_TP_EPS1 = _hm_tp_eps1()
+def __getattr__(name: str):
+    """``HM_TP_EPS1`` is computed on first use (a root-finding that imports scipy.optimize, which a
+    job that never builds HM-TP should not pay for at import)."""
+    if name == "HM_TP_EPS1":
+        return _hm_tp_eps1()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def hm_tp_beta(eps: float) -> float:
@@ -85,7 +92,7 @@ def hm_tp_beta(eps: float) -> float:
 def _hm_tp_weights(eps: float) -> tuple[float, float]:
     """(β, 1 − β) of HM-TP. β = β0(1 − w) with β0 = (a−1)/(a+e^{ε/3}) = (1−e^{−ε})/(1+e^{−2ε/3}), so
     1 − β = (e^{−2ε/3} + e^{−ε})/(1 + e^{−2ε/3}) + β0·w, both without cancellation."""
-    if eps <= HM_TP_EPS1:
+    if eps <= _hm_tp_eps1():
         return 0.0, 1.0
     ie, i23 = math.exp(-eps), math.exp(-2.0 * eps / 3.0)
     beta0 = -math.expm1(-eps) / (1.0 + i23)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
 from ldprepro.domain.mechanisms import kernels
 from ldprepro.domain.mechanisms.base import Mechanism, check_mechanism_eps
@@ -192,6 +191,8 @@ def pm_opt_log_tau(eps: float) -> float:
     lo = 0.75
     if g(1.0) <= 0.0:  # c rounds to 1 (ε below ~1e-16): the root is s = 1
         return eps / 3.0
+    from scipy import optimize  # lazy: only PM-OPT's τ needs it
+
     s = optimize.brentq(g, lo, 1.0, xtol=1e-16, rtol=4 * np.finfo(float).eps, maxiter=200)
     return math.log(s) + eps / 3.0
 
