@@ -27,12 +27,24 @@ import math
 import os
 import platform
 import re
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module beside this one)
+    accounts,
+    job_floors,
+    lremh_cost_ops,
+    read_job_logs,
+    rule_family,
+    seconds_per_multiply_add,
+)
+from cpu_accounts import markdown as cpu_accounts_markdown  # noqa: E402
 
 #: The last line of a job's log (ldprepro.pipeline.jobsetup.log_resources): its exact CPU time and peak RSS.
 RESOURCES = re.compile(r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)")
@@ -158,6 +170,39 @@ def floors(config: dict, cards: Path) -> dict[tuple[str, str, str], int]:
     return out
 
 
+def _dims(card: dict, entry: dict, panel: dict) -> int:
+    """The job's data dimension: LDP-SGD's encoded D ≈ numeric + Σ (k − 1) (an upper bound for
+    one-hot), a mean job's attribute count."""
+    if entry.get("kind") == "sgd":
+        return sum(
+            1 if c.get("type") == "numeric" else max(1, len(c.get("categories") or [0, 0]) - 1)
+            for c in card.get("columns", [])
+        )
+    return len(panel.get("columns", [1]))
+
+
+def floor_models(config: dict, cards: Path) -> dict[str, dict]:
+    """{job log name ('<paper>/<figure>/<dataset>__<mechanism>'): :func:`job_floor`} for every mean /
+    SGD job of ``config`` whose dataset has a card under ``cards``."""
+    out = {}
+    for paper, section in config.items():
+        if not isinstance(section, dict):
+            continue
+        for figure, entry in section.items():
+            if not isinstance(entry, dict) or entry.get("kind") not in ("mean", "sgd"):
+                continue
+            for panel, mech in itertools.product(entry.get("panels", []), entry.get("mechanisms", [])):
+                card_path = cards / f"{panel['dataset']}.json"
+                if not card_path.exists():
+                    continue
+                card = json.loads(card_path.read_text())
+                n = int(card["rows_after_cleaning"])
+                n = min(n, int(entry["max_users"])) if entry.get("max_users") else n
+                model = job_floor(entry, mech, n, _dims(card, entry, panel))
+                out[f"{paper}/{figure}/{panel['dataset']}__{mech}"] = model
+    return out
+
+
 def summarise(jobs: pd.DataFrame, floor_draws: dict, sec_per_draw: float) -> pd.DataFrame:
     jobs = jobs.copy()
     jobs["floor_draws"] = [floor_draws.get((p, f, j)) for p, f, j in zip(jobs.paper, jobs.figure, jobs.job)]
@@ -280,6 +325,14 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _accounts_markdown(result: dict, sec_per_draw: float) -> str:
+    acc = result.get("accounts")
+    if not acc:
+        return ""
+    acc = {"rules": acc["rules"], "totals": acc["totals"]}
+    return "\n" + "\n".join(cpu_accounts_markdown(acc, sec_per_draw, result["accounts"]["ns_per_multiply_add"] / 1e9))
+
+
 def _clean(v):
     if isinstance(v, (np.integer, int)) and not isinstance(v, bool):
         return int(v)
@@ -297,6 +350,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--out-dir", default="timing", type=Path)
     ap.add_argument("--name", default="figure_times", help="output file stem (figure_times.json/.md)")
     ap.add_argument("--note", default="", help="the conditions of the run, printed under the title")
+    ap.add_argument("--job-logs", default="logs", type=Path, help="the run's job logs (their resources: lines)")
+    ap.add_argument("--run", type=Path, help="timing/run_workflow.py's record of the same run")
+    ap.add_argument("--results", default="results", type=Path, help="the run's results (LREMH's cost_ops)")
     args = ap.parse_args(argv)
 
     config = yaml.safe_load(args.config.read_text())
@@ -324,7 +380,17 @@ def main(argv=None) -> dict:
         totals["before_cpu_s"] = float(table["before_cpu_s"].sum())
         totals["before_wall_s"] = float(table["before_wall_s"].sum())
         totals["before_cpu_exact"] = before_cpu_exact(args.before)
+    job_logs = read_job_logs(args.job_logs)
+    account = None
+    if not job_logs.empty:
+        models = floor_models(config, args.cards)
+        sec_madd = seconds_per_multiply_add()
+        job_logs["family"] = job_logs["rule"].map(rule_family)
+        job_logs["floor_s"] = job_floors(job_logs, models.get, sec, sec_madd, lremh_cost_ops(args.results))
+        run = json.loads(args.run.read_text()) if args.run else None
+        account = {**accounts(job_logs, run), "ns_per_multiply_add": sec_madd * 1e9}
     result = {
+        "accounts": account,
         "logs": str(args.logs),
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} (CPython {platform.python_version()}, numpy {np.__version__})",
@@ -337,7 +403,7 @@ def main(argv=None) -> dict:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in (
         (f"{args.name}.json", json.dumps(result, indent=1) + "\n"),
-        (f"{args.name}.md", markdown(result)),
+        (f"{args.name}.md", markdown(result) + _accounts_markdown(result, sec)),
     ):
         tmp = args.out_dir / f".{name}.tmp"
         tmp.write_text(text)

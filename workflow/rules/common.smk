@@ -219,7 +219,7 @@ def static_caption(paper, fig):
 
 
 def figure_caption(paper, fig):
-    """The figure's report caption: the one generated from its claims table (by the figure_caption job:
+    """The figure's report caption: the one generated from its claims table (by the claims_forest_<paper>_<figN> job:
     title, the paper's claim, our verdicts and tests, parameters) once it exists, else the prose."""
     generated = Path(f"results/{paper}/{fig}/caption.rst").resolve()
     return str(generated) if generated.exists() else str(static_caption(paper, fig))

@@ -109,32 +109,10 @@ CAPTIONS = {(f["paper"], f["figure"]): f for f in FIGURE_REGISTRY}
 ALL_TARGETS.extend(f"results/{p}/{fig}/caption.rst" for p, fig in CAPTIONS)
 
 
-rule figure_caption:
-    input:
-        claims="results/{paper}/{figure}/claims.parquet",
-    output:
-        "results/{paper}/{figure}/caption.rst",
-    log:
-        "logs/report/caption_{paper}_{figure}.log",
-    wildcard_constraints:
-        paper="|".join(sorted({p for p, _ in CAPTIONS})) or "none",
-        figure=r"[a-z][a-z0-9_]*",
-    conda:
-        "../../envs/ldprepro.yaml"
-    threads: 1
-    resources:
-        **res("tables"),
-    params:
-        figure=lambda w: CAPTIONS[(w.paper, w.figure)],
-        prose=lambda w: static_caption(w.paper, w.figure).read_text(encoding="utf-8"),
-        entry=lambda w: caption_entry(w.paper, w.figure),
-        code=code("figure_caption.py"),
-    script:
-        "../scripts/figure_caption.py"
-
-
-# The forest plot of each figure's claims (ldprepro.report.forest): every point of every claim with its
-# effect and interval, from claim_points.parquet; in the report beside the figure.
+# One job per figure, after its claims: its report caption (above) and the forest plot of its claims
+# (ldprepro.report.forest: every point of every claim with its effect and interval, from
+# claim_points.parquet; in the report beside the figure). One process for both: each is well under a
+# second of work, less than a process's start-up and imports.
 for (_paper, _fig), _f in CAPTIONS.items():
     ALL_TARGETS.append(f"results/{_paper}/{_fig}/claims_forest.png")
 
@@ -151,6 +129,7 @@ for (_paper, _fig), _f in CAPTIONS.items():
                 category="claims",
                 labels={"figure": f"{_paper} {_fig}", "title": "forest plot of the claims"},
             ),
+            caption=f"results/{_paper}/{_fig}/caption.rst",
         log:
             f"logs/report/forest_{_paper}_{_fig}.log",
         group:
@@ -161,6 +140,10 @@ for (_paper, _fig), _f in CAPTIONS.items():
         resources:
             **res("tables"),
         params:
+            # functions, so that Snakemake does not read the prose's braces as wildcards
+            figure=lambda w, key=(_paper, _fig): CAPTIONS[key],
+            prose=lambda w, key=(_paper, _fig): static_caption(*key).read_text(encoding="utf-8"),
+            entry=lambda w, key=(_paper, _fig): caption_entry(*key),
             code=code("claims_forest.py"),
         script:
             "../scripts/claims_forest.py"
@@ -169,4 +152,3 @@ for (_paper, _fig), _f in CAPTIONS.items():
 localrules:
     report_tables,
     readme_figures,
-    figure_caption,

@@ -1,0 +1,231 @@
+"""Where every CPU-second of one pipeline run went (issue 27.1), for timing/figure_times.py.
+
+The run's CPU is split into parts that add up to it exactly:
+
+* **Snakemake's own process** (DAG, scheduling, file checks, writing each job's script): measured by
+  ``timing/run_workflow.py`` as its ``RUSAGE_SELF``;
+* **each job's own process**, from the ``resources:`` line every job logs at exit
+  (ldprepro.pipeline.jobsetup): its CPU, split into the **fixed cost** (``setup_cpu_s``: the
+  interpreter, Snakemake's script preamble and the imports, up to the script's ``ready()``) and its
+  **work** (the rest: reading inputs, computing, writing);
+* **outside the jobs' own lines**: the run's ``RUSAGE_CHILDREN`` minus the jobs' lines (the shells
+  Snakemake starts the jobs in; any job that logs no line).
+
+Beside each rule's work is its **floor** where one is modelled: the random numbers of the Monte-Carlo
+jobs (one uniform per reported user per repetition; two per training user per fit for LDP-SGD), one
+pass over the training data per fit for LDP-SGD (4·n·d multiply-adds: X·θ and the gradient), and
+the EM/LASSO arithmetic of LREMH (the ``cost_ops`` its jobs record, ldprepro.papers.lremh.cost),
+each priced at a rate measured in the same run (``uniform_seconds_per_draw``,
+``seconds_per_multiply_add``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: the ``resources:`` line of a job log (ldprepro.pipeline.jobsetup.log_resources)
+LINE = re.compile(r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)(?: setup_cpu_s=(\S+) rule=(\S+))?")
+
+
+def read_job_logs(logs: Path) -> pd.DataFrame:
+    """One row per job log under ``logs`` with a ``resources:`` line: its path (relative, no
+    suffix), rule, CPU, fixed-cost CPU (NaN for a log written before ``ready()`` existed), wall and
+    peak RSS. The last line counts (a rerun job's log is rewritten)."""
+    rows = []
+    for path in sorted(logs.rglob("*.log")):
+        found = LINE.findall(path.read_text(encoding="utf-8", errors="replace"))
+        if not found:
+            continue
+        cpu, wall, rss, setup, rule = found[-1]
+        rows.append(
+            {
+                "log": path.relative_to(logs).with_suffix("").as_posix(),
+                "rule": rule or "?",
+                "cpu_s": float(cpu),
+                "setup_cpu_s": float(setup) if setup else math.nan,
+                "wall_s": float(wall),
+                "max_rss_mb": float(rss),
+            }
+        )
+    return pd.DataFrame(rows, columns=["log", "rule", "cpu_s", "setup_cpu_s", "wall_s", "max_rss_mb"])
+
+
+def seconds_per_multiply_add(repeats: int = 7, n: int = 2_000_000, d: int = 32) -> float:
+    """CPU seconds per multiply-add of one pass over an n × d float64 matrix (``X @ θ``, numpy's
+    BLAS matrix-vector product): warm-up, then the minimum of ``repeats``."""
+    X = np.random.default_rng(0).random((n, d))
+    theta = np.ones(d)
+    X @ theta
+    best = math.inf
+    for _ in range(repeats):
+        c0 = time.process_time()
+        X @ theta
+        best = min(best, time.process_time() - c0)
+    return best / (n * d)
+
+
+def lremh_cost_ops(results: Path) -> dict[str, float]:
+    """{job log name ('lremh/<experiment>'): Σ cost_ops over every run it recorded}, from the LREMH
+    jobs' result tables under ``results/lremh`` (the EM/LASSO arithmetic their runs did)."""
+    out: dict[str, float] = {}
+    for path in sorted((results / "lremh").glob("*.parquet")):
+        try:
+            table = pd.read_parquet(path, columns=["metric", "value"])
+        except (OSError, ValueError, KeyError):
+            continue
+        ops = float(table.loc[table["metric"] == "cost_ops", "value"].sum())
+        if ops > 0:
+            experiment = path.stem.split("__")[0].split("_")[0]
+            out[f"lremh/{experiment}"] = out.get(f"lremh/{experiment}", 0.0) + ops
+    return out
+
+
+def job_floors(jobs: pd.DataFrame, job_floor, sec_per_draw: float, sec_per_madd: float, lremh_ops: dict) -> pd.Series:
+    """Each job's floor CPU seconds (NaN where none is modelled). ``job_floor(log) -> {fits, flops,
+    random_numbers} | None`` models the figure jobs (timing/figure_times.py ``job_floor``); the SGD
+    jobs' floor is the larger of their random numbers and their passes over the data."""
+    floors = []
+    for log in jobs["log"]:
+        model = job_floor(log)
+        if model is not None:
+            draws = model["random_numbers"] * sec_per_draw
+            data_pass = model["flops"] / 4.0 * 2.0 * sec_per_madd  # 4·n·d flops = 2 passes of n·d multiply-adds
+            floors.append(max(draws, data_pass))
+        elif log in lremh_ops:
+            floors.append(lremh_ops[log] * sec_per_madd)
+        else:
+            floors.append(math.nan)
+    return pd.Series(floors, index=jobs.index, dtype=float)
+
+
+def accounts(jobs: pd.DataFrame, run: dict | None) -> dict:
+    """The parts of the run's CPU: per rule (jobs, CPU, fixed cost, work, floor of the modelled
+    jobs and their CPU), and the totals with Snakemake's own process and what lies outside the jobs'
+    lines (when ``run``, timing/run_workflow.py's record, is given)."""
+    jobs = jobs.assign(work_cpu_s=jobs["cpu_s"] - jobs["setup_cpu_s"])
+    modelled = jobs.dropna(subset=["floor_s"])
+    per_rule = (
+        jobs.groupby("family", sort=True)
+        .agg(
+            jobs=("log", "size"),
+            cpu_s=("cpu_s", "sum"),
+            setup_cpu_s=("setup_cpu_s", "sum"),
+            work_cpu_s=("work_cpu_s", "sum"),
+            longest_wall_s=("wall_s", "max"),
+            max_rss_mb=("max_rss_mb", "max"),
+        )
+        .join(
+            modelled.groupby("family").agg(
+                floor_s=("floor_s", "sum"), floor_jobs=("log", "size"), floor_jobs_cpu_s=("cpu_s", "sum")
+            )
+        )
+        .reset_index()
+    )
+    totals = {
+        "jobs": int(len(jobs)),
+        "jobs_cpu_s": float(jobs["cpu_s"].sum()),
+        "setup_cpu_s": float(jobs["setup_cpu_s"].sum()),
+        "jobs_without_setup": int(jobs["setup_cpu_s"].isna().sum()),
+        "work_cpu_s": float(jobs["work_cpu_s"].sum()),
+        "floor_s": float(modelled["floor_s"].sum()),
+        "floor_jobs_cpu_s": float(modelled["cpu_s"].sum()),
+    }
+    if run is not None:
+        outside = run["children_cpu_s"] - totals["jobs_cpu_s"]
+        total = run["snakemake_cpu_s"] + run["children_cpu_s"]
+        fixed = run["snakemake_cpu_s"] + totals["setup_cpu_s"] + outside
+        totals.update(
+            snakemake_cpu_s=run["snakemake_cpu_s"],
+            outside_jobs_cpu_s=outside,
+            run_cpu_s=total,
+            run_wall_s=run["wall_s"],
+            fixed_cpu_s=fixed,
+            fixed_share=fixed / total if total > 0 else math.nan,
+            cores=run["cores"],
+            command=run["command"],
+            load_before=run.get("load_before"),
+        )
+    return {"rules": per_rule.to_dict("records"), "totals": totals}
+
+
+def _s(x, digits=1) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:,.{digits}f} s"
+
+
+def markdown(acc: dict, sec_per_draw: float, sec_per_madd: float) -> list[str]:
+    """The accounting section of figure_times.md."""
+    t = acc["totals"]
+    lines = ["## Where every CPU-second went", ""]
+    if "run_cpu_s" in t:
+        share = t["fixed_share"]
+        lines += [
+            f"`{t['command']}` took {_s(t['run_wall_s'])} wall on {t['cores']} cores (load average "
+            f"{t['load_before']:.2f} when it started) and {_s(t['run_cpu_s'])} CPU in all: Snakemake's own process "
+            f"{_s(t['snakemake_cpu_s'])}, the {t['jobs']} jobs' own processes {_s(t['jobs_cpu_s'])} (of which "
+            f"{_s(t['setup_cpu_s'])} fixed cost: interpreter, script preamble and imports up to `ready()`), and "
+            f"{_s(t['outside_jobs_cpu_s'])} outside the jobs' own lines (the shells the jobs start in). Fixed cost "
+            f"(Snakemake + the jobs' start-up + outside) is {_s(t['fixed_cpu_s'])}, **{share:.1%} of the run's CPU**; "
+            f"the jobs' work is {_s(t['work_cpu_s'])}.",
+            "",
+        ]
+    else:
+        lines += [
+            f"The {t['jobs']} jobs' own processes took {_s(t['jobs_cpu_s'])} ({_s(t['setup_cpu_s'])} fixed cost); "
+            "run the workflow through timing/run_workflow.py to account for Snakemake's own process.",
+            "",
+        ]
+    if t.get("jobs_without_setup"):
+        lines += [f"{t['jobs_without_setup']} job logs have no fixed-cost mark (written before `ready()`).", ""]
+    lines += [
+        f"Floors priced at {sec_per_draw * 1e9:.2f} ns per uniform and {sec_per_madd * 1e9:.3f} ns per "
+        "multiply-add (one pass of `X @ θ` over 2 M × 32 float64), both measured in this run. The floor column "
+        "covers the modelled jobs only; 'CPU / floor' compares like with like.",
+        "",
+        "| rule family | jobs | CPU | fixed cost | work | longest job (wall) | max RSS | floor (modelled jobs) | "
+        "CPU / floor |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(acc["rules"], key=lambda r: -r["cpu_s"]):
+        floor = r.get("floor_s")
+        have = floor is not None and isinstance(floor, float) and math.isfinite(floor) and floor > 0
+        floor_txt = _s(floor, 2) + (f" ({int(r['floor_jobs'])}/{r['jobs']} jobs)" if have else "") if have else "—"
+        ratio = f"{r['floor_jobs_cpu_s'] / floor:,.1f}×" if have else "—"
+        lines.append(
+            f"| {r['family']} | {r['jobs']} | {_s(r['cpu_s'])} | {_s(r['setup_cpu_s'])} | {_s(r['work_cpu_s'])} "
+            f"| {_s(r['longest_wall_s'])} | {r['max_rss_mb']:,.0f} MB | {floor_txt} | {ratio} |"
+        )
+    lines += [
+        f"| **all jobs** | {t['jobs']} | {_s(t['jobs_cpu_s'])} | {_s(t['setup_cpu_s'])} | {_s(t['work_cpu_s'])} "
+        f"| | | {_s(t['floor_s'], 2)} | "
+        + (f"{t['floor_jobs_cpu_s'] / t['floor_s']:,.1f}× |" if t["floor_s"] > 0 else "— |"),
+    ]
+    if "run_cpu_s" in t:
+        lines += [
+            f"| Snakemake's own process | 1 | {_s(t['snakemake_cpu_s'])} | {_s(t['snakemake_cpu_s'])} | | | | | |",
+            f"| outside the jobs' lines | | {_s(t['outside_jobs_cpu_s'])} | {_s(t['outside_jobs_cpu_s'])} | | | | | |",
+            f"| **the run** | | {_s(t['run_cpu_s'])} | {_s(t['fixed_cpu_s'])} | {_s(t['work_cpu_s'])} | | | | |",
+        ]
+    return lines + [""]
+
+
+def rule_family(rule: str) -> str:
+    """Rules made one per figure (``figure_dct_fig2``, ``claims_forest_bshp_fig4``, ``lremh_job_adult``)
+    grouped as one family (``figure_<paper>_<fig>`` → ``figure (render)``)."""
+    for prefix, family in (
+        ("claims_forest_", "claims_forest (caption + forest)"),
+        ("figure_", "figure (render + claims)"),
+        ("bshp_figure_", "figure (render + claims)"),
+        ("lremh_figure_", "figure (render + claims)"),
+        ("lremh_job_", "lremh_job"),
+    ):
+        if rule.startswith(prefix) and rule != "figure_job":
+            return family
+    if rule in ("ldpfl_fig1", "ldpfl_fig4"):
+        return "figure (render + claims)"
+    return rule
