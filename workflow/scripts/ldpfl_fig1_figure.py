@@ -5,7 +5,8 @@ from ldprepro.pipeline.jobsetup import done, ready, start
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
 from ldprepro.claims.tables import write_claims
-from ldprepro.papers.ldpfl.mechanism_figures import figure_claims, plot_fig1
+from ldprepro.papers.ldpfl.mechanism_claims import figure_claims
+from ldprepro.papers.ldpfl.mechanism_figures import plot_fig1
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import aggregate
 from ldprepro.pipeline.verify import job_results, ldpfl_fig1_grid

@@ -5,7 +5,8 @@ from ldprepro.pipeline.jobsetup import done, ready, start
 start(snakemake)  # noqa: F821
 
 from ldprepro.claims.tables import write_claims  # noqa: E402
-from ldprepro.papers.ldpfl.mechanism_figures import fig4_rows, figure_claims, plot_fig4  # noqa: E402
+from ldprepro.papers.ldpfl.mechanism_claims import figure_claims  # noqa: E402
+from ldprepro.papers.ldpfl.mechanism_figures import fig4_rows, plot_fig4  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 ready()
