@@ -1,0 +1,75 @@
+"""Issue 27.2: a job's fixed cost is its interpreter and its imports, paid once per job. Compute jobs
+import no plotting and no claim engine; rendering jobs import no compiled samplers (numba); no job
+imports what only another kind of job needs (scikit-learn, scipy's optimisers). Each script's import
+set (everything it imports before ``ready()``) is imported in a fresh interpreter and the modules it
+loaded are compared with what the job kind may load."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "workflow" / "scripts"
+
+#: modules no job's start-up may load: each is ~0.5–1 s of CPU per process
+EVERY_JOB = ("sklearn", "numba")
+#: the most numerous compute jobs (90, 27, 18 and 8 at paper scale): no plotting, no claim engine,
+#: no report, no scipy (the claim engine's scipy.stats alone is ~1 s of CPU)
+COMPUTE = ("experiment_job.py", "bshp_job.py", "benchmark_job.py", "ldpfl_fig1_mechanism.py")
+NOT_IN_COMPUTE = ("matplotlib", "ldprepro.claims", "ldprepro.report", "scipy")
+#: rendering jobs (one per figure): no compiled samplers
+RENDER = ("experiment_figure.py", "claims_forest.py")
+
+
+def startup_imports(script: Path) -> list[str]:
+    """The import statements a job script runs before ``ready()`` (top level, and in top-level
+    ``if`` blocks: experiment_job imports its kind's modules there)."""
+    lines = []
+    for node in ast.parse(script.read_text(encoding="utf-8")).body:
+        call = getattr(node, "value", None)
+        if isinstance(node, ast.Expr) and isinstance(call, ast.Call) and getattr(call.func, "id", "") == "ready":
+            return lines
+        lines += [ast.unparse(sub) for sub in ast.walk(node) if isinstance(sub, (ast.Import, ast.ImportFrom))]
+    raise AssertionError(f"{script.name}: no ready() call after its imports (ldprepro.pipeline.jobsetup.ready)")
+
+
+def loaded_modules(script: Path) -> set[str]:
+    code = "\n".join([*startup_imports(script), "import json, sys", "print(json.dumps(sorted(sys.modules)))"])
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    return set(json.loads(out.stdout))
+
+
+def _hits(modules: set[str], forbidden) -> list[str]:
+    return sorted(f for f in forbidden if f in modules)
+
+
+def test_every_job_script_marks_the_end_of_its_start_up():
+    for script in sorted(SCRIPTS.glob("*.py")):
+        startup_imports(script)  # raises naming the script without a ready() call
+
+
+@pytest.mark.parametrize("name", COMPUTE)
+def test_compute_jobs_load_no_plotting_claims_or_unneeded_libraries(name):
+    modules = loaded_modules(SCRIPTS / name)
+    assert _hits(modules, EVERY_JOB + NOT_IN_COMPUTE) == []
+
+
+@pytest.mark.parametrize("name", RENDER)
+def test_rendering_jobs_load_no_compiled_samplers(name):
+    modules = loaded_modules(SCRIPTS / name)
+    assert _hits(modules, EVERY_JOB + ("ldprepro.domain.mechanisms._jit", "ldprepro.domain._sgd_jit")) == []
+
+
+def test_the_check_sees_a_forbidden_import(tmp_path):
+    """The check can fail: a module a script imports before ready() is seen, one after it is not."""
+    probe = tmp_path / "probe_job.py"
+    probe.write_text("import csv\nif True:\n    import wave\nready()\nimport sqlite3\n", encoding="utf-8")
+    assert _hits(loaded_modules(probe), ("csv", "wave", "sqlite3")) == ["csv", "wave"]
