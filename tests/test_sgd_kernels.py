@@ -197,7 +197,8 @@ def test_clip_above_one_still_raises_through_the_numpy_path(monkeypatch):
 @pytest.mark.parametrize("block", [None, 100])
 def test_graded_collection_compiled_steps_equal_numpy_steps(mechanism, eps, block, monkeypatch):
     """Paper 000's graded collection (Fig. 3): a block of components, then per step one uniform per
-    user (level by level for the *_at_level references); HierA and graded Laplace keep numpy steps.
+    user (level by level for the *_at_level references), one standard Laplace draw per user (graded
+    Laplace), or LHP's draws and PLC's binomials (HierA, drawn inside the compiled loop).
     ``block``: components per block (None: the default, one block here; 100: many blocks, the last
     cut by the last step)."""
     from ldprepro.domain.graded import GradedLevels
@@ -218,8 +219,7 @@ def test_graded_collection_compiled_steps_equal_numpy_steps(mechanism, eps, bloc
         (ref, ref_next), (fast, fast_next) = _both(monkeypatch, X, y, orders, "linear", collector, G, "inv_sqrt_t")
         np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12)
         assert fast_next == ref_next
-    compiled = collector().compiled
-    assert compiled == (mechanism in ("pm", "harmony", "pm_at_level", "harmony_at_level"))
+    assert collector().compiled
 
 
 @pytest.mark.parametrize(
