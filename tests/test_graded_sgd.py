@@ -136,3 +136,33 @@ def test_budget_matched_reference_uses_the_level_budget():
     est = np.array([GradedGradientCollector("harmony_at_level", LEVELS).aggregate(g, level, rng) for _ in range(R)])
     var = (D * get_mechanism("harmony", float(LEVELS.eps[0])).variance(g)).sum(axis=0) / G**2
     assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) <= 5 * _variance_ratio_se(est))
+
+
+@pytest.mark.parametrize("mechanism", ["graded_laplace", "hiera", "pm_at_level"])
+def test_compiled_sgd_step_is_unbiased_with_the_closed_form_variance(mechanism, monkeypatch):
+    """One compiled SGD step (``GradedSteps.run_compiled``) from θ = 0 of R fits on the same group of G
+    users (linear model, λ = 0, η = 1, so θ₁ = −step): the mean of the R steps is the group's mean
+    clipped gradient within 5 standard errors, and (per-user mechanisms) their variance is the
+    closed form of ``_theory_variance`` within 5 standard errors of the variance ratio; HierA,
+    unclipped (unbiased), against the sample SE of its R steps."""
+    from ldprepro.domain.graded_sgd import GradedSteps
+    from ldprepro.domain.sgd import ldp_sgd_fits
+
+    monkeypatch.setenv("LDPREPRO_JIT", "1")
+    rng = rng_for(7, {"compiled-step": mechanism})
+    G, R = 60, 8000
+    X = np.hstack([rng.uniform(0.2, 1, (G, 2)), rng.uniform(-1, -0.2, (G, 2))])  # means far from 0
+    y = rng.uniform(0.1, 0.45, G)
+    g = np.clip(-2 * y[:, None] * X, -1, 1)  # ∇ of (xᵀθ − y)² at θ = 0
+    level = component_levels(X, y, LEVELS_1, None)
+    assert len(np.unique(level)) >= 3
+    collect = GradedSteps(GradedGradientCollector(mechanism, LEVELS_1, mu=2, clip=False), level)
+    assert collect.compiled
+    est = -ldp_sgd_fits(X, y, [np.arange(G)] * R, "linear", collect, G, 0.0, "constant", 1.0, rng)
+    if mechanism == "hiera":
+        se = est.std(axis=0, ddof=1) / np.sqrt(R)
+    else:
+        var = _theory_variance(mechanism, g, level, "sample_one")
+        se = np.sqrt(var / R)
+        assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) <= 5 * _variance_ratio_se(est))
+    assert np.all(np.abs(est.mean(axis=0) - g.mean(axis=0)) <= 5 * se)

@@ -5,6 +5,11 @@ per figure, wall time and peak memory beside the floor arithmetic (flops and ran
         [--figures hiera/fig1 ldpfl/fig8 ...] [--jobs-only DATASET MECHANISM] [--workdir DIR] [--cores 2]
     PYTHONPATH=src .venv/bin/python timing/ipums_run.py --render [--out-dir DIR]   (markdown from the JSON)
 
+WISDM panels run on SYNTHETIC records in the raw WISDM file's format at its size × the fraction
+(timing/wisdm_scale.py), read by the real reader. ``--jobs-only`` runs of single jobs accumulate in
+``ipums_jobs_fraction_F.json`` / ``.md`` (one row per job, the latest run of each; the full-run files
+are left alone).
+
 The workflow runs in its own working directory (default /tmp/ldprepro_ipums_scale; the repository's
 results/ are untouched) with an overlay config pointing ``datasets.ipums_*.options.extract`` at the
 synthetic files. Per-job time and peak RSS come from the workflow's own ``benchmark:`` files
@@ -37,13 +42,16 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import ipums_scale  # noqa: E402
+import wisdm_scale  # noqa: E402
 from figure_times import job_floor, job_resources  # noqa: E402  (one floor arithmetic and CPU source for both tools)
 
 IPUMS = {"ipums_br": "br", "ipums_mx": "mx", "ipums_us": "us"}
+#: Panels run on SYNTHETIC data scaled with --fraction: the IPUMS extracts and the WISDM raw file.
+SCALED = (*IPUMS, "wisdm")
 
 
 def ipums_figures(cfg: dict) -> dict[str, dict]:
-    """{'paper/figN': figure entry} of every figure with an IPUMS panel."""
+    """{'paper/figN': figure entry} of every figure with an IPUMS or WISDM panel."""
     out = {}
     for paper, figs in cfg.items():
         # not papers: the data layer, and the cross-paper benchmark (whose IPUMS panel is a
@@ -51,7 +59,7 @@ def ipums_figures(cfg: dict) -> dict[str, dict]:
         if not isinstance(figs, dict) or paper in ("datasets", "ipums", "benchmark"):
             continue
         for fig, entry in figs.items():
-            if isinstance(entry, dict) and any(p.get("dataset") in IPUMS for p in entry.get("panels", [])):
+            if isinstance(entry, dict) and any(p.get("dataset") in SCALED for p in entry.get("panels", [])):
                 out[f"{paper}/{fig}"] = entry
     return out
 
@@ -146,16 +154,22 @@ def main(argv=None):
     figs = ipums_figures(cfg)
     chosen = args.figures or sorted(figs)
     extracts = args.workdir / "extracts"
-    needed = sorted({p["dataset"] for f in chosen for p in figs[f]["panels"] if p["dataset"] in IPUMS})
+    needed = sorted({p["dataset"] for f in chosen for p in figs[f]["panels"] if p["dataset"] in SCALED})
     if args.jobs_only:
-        needed = [args.jobs_only[0]]
+        needed = [args.jobs_only[0]] if args.jobs_only[0] in SCALED else []
     overlay = {"scale": args.scale, "datasets": {}}
     sizes = {}
     for ds in needed:
-        n = max(1, round(ipums_scale.PAPER_SIZES[IPUMS[ds]] * args.fraction))
-        dat, ddi = ipums_scale.generate(extracts, IPUMS[ds], n)
+        if ds == "wisdm":  # the raw file through its reader: a configured path, checked by its sha256
+            n = max(1, round(wisdm_scale.PAPER_SIZE * args.fraction))
+            raw = wisdm_scale.generate(extracts, n)
+            spec = {"name": "WISDM_ar_latest.tar.gz", "path": str(raw), "sha256": _sha256(raw)}
+            overlay["datasets"][ds] = {"files": [spec]}
+        else:
+            n = max(1, round(ipums_scale.PAPER_SIZES[IPUMS[ds]] * args.fraction))
+            dat, ddi = ipums_scale.generate(extracts, IPUMS[ds], n)
+            overlay["datasets"][ds] = {"options": {"extract": {"data": str(dat), "ddi": str(ddi)}}}
         sizes[ds] = n
-        overlay["datasets"][ds] = {"options": {"extract": {"data": str(dat), "ddi": str(ddi)}}}
     args.workdir.mkdir(parents=True, exist_ok=True)
     _write(args.workdir / "overlay.yaml", yaml.safe_dump(overlay))
     startup = job_startup_cpu_s()
@@ -224,7 +238,7 @@ def main(argv=None):
             # projection (fraction < 1): an IPUMS panel ran on 1/fraction of its users, so fixed
             # start-up + the rest scaled linearly in n; the figure's other panels (synthetic families,
             # Vehicle) already ran at their paper size and count as measured
-            scaled = ds in IPUMS
+            scaled = ds in SCALED
             job.update(
                 n_users=n,
                 dims=d,
@@ -253,7 +267,11 @@ def main(argv=None):
         "figures_not_run": not_run,
         "collected": bool(args.collect),
     }
-    data_jobs = read_benchmarks(args.workdir, "data/ipums")  # reading the extracts, linear in n
+    # reading the extracts and the WISDM file, linear in n
+    data_jobs = read_benchmarks(args.workdir, "data/ipums")
+    data_jobs += [
+        j for j in read_benchmarks(args.workdir, "data/normalise") if j["job"] == "wisdm" and "wisdm" in sizes
+    ]
     for job in data_jobs:
         job["projected_cpu_s_full_size"] = projected_cpu_s(job["cpu_time_s"], startup, args.fraction, True)
     projected = sum(j["projected_cpu_s_full_size"] for r in results for j in r["jobs"])
@@ -273,10 +291,62 @@ def main(argv=None):
     }
     out = {"meta": meta, "figures": results, "data_jobs": data_jobs, "totals": totals}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    _write(args.out_dir / "ipums_results.json", json.dumps(out, indent=1))
+    stem = "ipums_results"
+    if args.jobs_only:  # single jobs: merged into the fraction's jobs file, the latest run of each job
+        stem = f"ipums_jobs_fraction_{args.fraction:g}"
+        out = merge_jobs(args.out_dir / f"{stem}.json", out)
+    _write(args.out_dir / f"{stem}.json", json.dumps(out, indent=1))
     text = render(out)
-    _write(args.out_dir / "ipums_results.md", text)
+    _write(args.out_dir / f"{stem}.md", text)
     print(text)
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def merge_jobs(path: Path, new: dict) -> dict:
+    """``new`` (a --jobs-only run) merged into the jobs file at ``path``: per figure the union of
+    the jobs, a job measured again replacing its earlier row; the totals recomputed from the rows."""
+    if not path.exists():
+        return new
+    old = json.loads(path.read_text())
+    if (old["meta"]["fraction"], old["meta"]["scale"]) != (new["meta"]["fraction"], new["meta"]["scale"]):
+        raise SystemExit(f"{path}: fraction/scale differ from this run's; use another --out-dir")
+    figures = {r["figure"]: r for r in old["figures"]}
+    for r in new["figures"]:
+        kept = [
+            j for j in figures.get(r["figure"], {}).get("jobs", []) if j["job"] not in {x["job"] for x in r["jobs"]}
+        ]
+        jobs = sorted(kept + r["jobs"], key=lambda j: j["job"])
+        figures[r["figure"]] = {
+            **r,
+            "wall_s": sum(j["s"] for j in jobs),
+            "jobs": jobs,
+            "peak_rss_mb": max(j["max_rss_mb"] for j in jobs),
+        }
+    data = {j["job"]: j for j in old["data_jobs"]} | {j["job"]: j for j in new["data_jobs"]}
+    results, data_jobs = [figures[f] for f in sorted(figures)], [data[k] for k in sorted(data)]
+    rows = [j for r in results for j in r["jobs"]] + data_jobs
+    cores = new["totals"]["cores"]
+    projected = sum(j["projected_cpu_s_full_size"] for j in rows)
+    meta = {**new["meta"], "records": old["meta"]["records"] | new["meta"]["records"], "collected": True}
+    totals = {
+        "ipums_panels_projected_cpu_s": sum(j["projected_cpu_s_full_size"] for j in rows if j.get("scaled"))
+        + sum(j["projected_cpu_s_full_size"] for j in data_jobs),
+        "measured_cpu_s": sum(j["cpu_time_s"] for j in rows),
+        "projected_cpu_s_full_size": projected,
+        "projected_hours_on_cores": projected / cores / 3600,
+        "cores": cores,
+        "peak_rss_mb": max(j["max_rss_mb"] for j in rows),
+    }
+    return {"meta": meta, "figures": results, "data_jobs": data_jobs, "totals": totals}
 
 
 def render(out: dict) -> str:

@@ -285,57 +285,6 @@ def duchi_steps(
 
 
 @jit
-def graded_steps(
-    X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip, comp, u, side, kinds, params,
-    per_level,
-):  # fmt: skip
-    """Steps t_first … t_first + n_steps − 1 of every fit with paper 000's graded collection,
-    ``sample_one`` rule (``GradedGradientCollector.aggregate_fits``): at step t user s of fit f
-    reports component comp[t − t_first, f, s] through the mechanism of its level side[row, comp]
-    (``per_level``; ``*_at_level``) or the one mechanism (kinds[0]), each from one uniform; a step's
-    F·S uniforms follow the previous step's and are consumed level after level, users in order
-    within a level, as the per-level ``perturb`` calls draw them. The step is the per-component
-    sum × D/G. Returns the number of uniforms used."""
-    F, d = theta.shape
-    levels = kinds.size
-    nxt = np.zeros(levels, dtype=np.int64)  # the next uniform of each level
-    acc = np.zeros(d)
-    coef = np.zeros(S)
-    used = 0
-    for tt in range(n_steps):
-        t = t_first + tt
-        base = (t - 1) * S
-        if not per_level:
-            nxt[0] = used
-        else:
-            nxt[:] = 0
-            for f in range(F):
-                for s in range(S):
-                    nxt[side[idx[f, base + s], comp[tt, f, s]]] += 1
-            start = used
-            for lv in range(levels):
-                count = nxt[lv]
-                nxt[lv] = start
-                start += count
-        for f in range(F):
-            eta = _eta(eta_1, n_iter, f, t, inv_sqrt_t)
-            th = theta[f]
-            _coefs(X, y, idx, th, f, base, S, F, model, coef)
-            acc[:] = 0.0
-            for s in range(S):
-                r = idx[f, base + s]
-                c = comp[tt, f, s]
-                g = _clip(coef[s] * X[r, c] + lam * th[c], clip)
-                lv = side[r, c] if per_level else 0
-                acc[c] += _sample_one(kinds[lv], params[lv], g, u[nxt[lv]], 0.0, 1.0)
-                nxt[lv] += 1
-            for c in range(d):
-                th[c] = th[c] - eta * (acc[c] * d / S)
-        used += F * S
-    return used
-
-
-@jit
 def dct_steps(
     X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip,
     j, u, bits, scale, chunk, keep, inv_keep, inv_gap, dd, m,

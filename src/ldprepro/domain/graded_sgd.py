@@ -140,10 +140,11 @@ class GradedSteps:
     ``aggregate_fits(grads.full(), side[rows], rng, comp)``. Under ``sample_one`` the reported
     components (independent of the values) are drawn in blocks of ``BLOCK_VALUES`` (``sgd.StepBlocks``,
     as the sampled collector draws its attributes), and each step then draws its reports.
-    ``run_compiled`` runs the steps compiled (``_sgd_jit.graded_steps``) for the per-user
-    mechanisms with a compiled sampler (PM, Harmony, at the base ε or at each level's), drawing what
-    the numpy steps draw: a block of components, then the block's steps' uniforms (one per user)
-    in one call."""
+    ``run_compiled`` runs the steps compiled under ``sample_one``, drawing what the numpy steps draw:
+    a block of components, then, for the block's steps, the per-user mechanisms' uniforms (PM,
+    Harmony, at the base ε or at each level's) or graded Laplace's standard Laplace draws, one per
+    user, in one call (``_graded_jit.graded_steps``); HierA's LHP draws and PLC binomials step by
+    step inside the compiled loop, from the same Generator (``_graded_jit.hiera_steps``)."""
 
     #: Components drawn per block (the block's steps × F × S).
     BLOCK_VALUES = 1 << 20
@@ -166,10 +167,14 @@ class GradedSteps:
 
     @property
     def compiled(self) -> bool:
-        """Whether :meth:`run_compiled` runs (a compiled sampler behind every report)."""
-        return self._kernels is not None
+        """Whether :meth:`run_compiled` runs: ``sample_one`` with a compiled sampler behind every
+        report, graded Laplace or HierA."""
+        col = self.collector
+        return self._kernels is not None or (
+            col.component_rule == "sample_one" and col.mechanism in ("hiera", "graded_laplace")
+        )
 
-    draws_per_step = False  # components and uniforms for runs of steps
+    draws_per_step = False  # components and uniforms for runs of steps; HierA's draws in the compiled loop
 
     def __call__(self, grads, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         comp = None
@@ -180,14 +185,36 @@ class GradedSteps:
         return self.collector.aggregate_fits(grads.full(), self.side[rows], rng, comp)
 
     def run_compiled(self, fits, rng: np.random.Generator) -> bool:
-        if self._kernels is None:
+        """All steps compiled, drawing what :meth:`__call__` draws step after step; False (nothing
+        drawn) when :attr:`compiled` is not."""
+        if not self.compiled:
             return False
-        kinds, params, per_level = self._kernels
+        col = self.collector
         side = np.ascontiguousarray(self.side)
         F, S = fits.F, fits.S
+        if col.mechanism == "hiera":
+            from ldprepro.domain.graded import merge_matrix, plc_keep_prob
+
+            levels, k = col.levels, col.levels.k
+            grr_keep = 1.0 / (1.0 + (k - 1) * np.exp(-levels.eps))  # as frequency.grr_perturb
+            plc_keep = np.ones((k, k))
+            for i in range(k):
+                for j in range(i + 1, k):
+                    plc_keep[i, j] = plc_keep_prob(levels, i, j)
+            merge = merge_matrix(col.mu, col.step5_mode, k)
+            if np.any(np.triu(merge, 1)):  # pragma: no cover - every mode merges towards more private levels
+                raise RuntimeError("HierA's merge converts only towards more private levels")
         for t, n_steps, comp in self._components.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
             comp = np.ascontiguousarray(comp)
-            fits.run_graded(comp, rng.random(n_steps * F * S), side, kinds, params, per_level, t, n_steps)
+            if col.mechanism == "hiera":
+                fits.run_hiera(comp, side, rng, grr_keep, levels.keep_probs, merge, plc_keep, col.clip, t, n_steps)
+            elif col.mechanism == "graded_laplace":
+                lap = rng.laplace(0.0, 1.0, size=n_steps * F * S)  # GradedLaplace.perturb's draws, step after step
+                fits.run_graded(comp, lap, side, np.zeros(1, np.int64), np.zeros((1, 1)), False, t, n_steps,
+                                scales=2.0 / col.levels.eps)  # fmt: skip
+            else:
+                kinds, params, per_level = self._kernels
+                fits.run_graded(comp, rng.random(n_steps * F * S), side, kinds, params, per_level, t, n_steps)
         return True
 
 

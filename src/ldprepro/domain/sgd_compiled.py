@@ -112,15 +112,27 @@ class _Fits:
             raise RuntimeError(f"compiled SGD steps used {used} of {u.size} uniforms")
         return used
 
-    def run_graded(self, comp, u, side, kinds, params, per_level, t_first=1, n_steps=None) -> None:
-        """Steps with paper 000's graded collection (``_sgd_jit.graded_steps``)."""
-        from ldprepro.domain import _sgd_jit
+    def run_graded(self, comp, u, side, kinds, params, per_level, t_first=1, n_steps=None, scales=None) -> None:
+        """Steps with paper 000's graded collection, per-user reports (``_graded_jit.graded_steps``;
+        ``scales``: graded Laplace, u its standard Laplace draws)."""
+        from ldprepro.domain import _graded_jit
 
-        used = _sgd_jit.graded_steps(
-            *self._common(t_first, n_steps)[:13], comp, u, side, kinds, params, per_level,
+        scales = np.zeros(0) if scales is None else scales
+        used = _graded_jit.graded_steps(
+            *self._common(t_first, n_steps)[:13], comp, u, side, kinds, params, per_level, scales,
         )  # fmt: skip
         if used != u.size:  # pragma: no cover - bookkeeping
             raise RuntimeError(f"compiled graded SGD steps used {used} of {u.size} uniforms")
+
+    def run_hiera(self, comp, side, rng, grr_keep, keep_probs, merge, plc_keep, clip_estimate, t_first, n_steps):
+        """Steps with LHP users and the HierA collector (``_graded_jit.hiera_steps``), drawing from
+        ``rng`` as the numpy steps do."""
+        from ldprepro.domain import _graded_jit
+
+        _graded_jit.hiera_steps(
+            *self._common(t_first, n_steps)[:13], comp, side, rng, grr_keep, keep_probs, merge, plc_keep,
+            bool(clip_estimate),
+        )  # fmt: skip
 
     def run_dct(self, j, u, bits, scale, mech, t_first, n_steps) -> None:
         """Steps with Alg. 6 sampling around DCT (``_sgd_jit.dct_steps``)."""

@@ -1,0 +1,43 @@
+"""timing/ipums_run.py: single-job runs (--jobs-only) accumulate in one jobs file per fraction."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+TIMING = Path(__file__).parents[1] / "timing"
+spec = importlib.util.spec_from_file_location("ipums_run", TIMING / "ipums_run.py")
+ir = importlib.util.module_from_spec(spec)
+sys.modules["ipums_run"] = ir
+spec.loader.exec_module(ir)
+
+
+def _run(fig, job, cpu, data=None, fraction=1.0):
+    row = {"job": job, "s": cpu + 1, "cpu_time_s": cpu, "max_rss_mb": 100 * cpu, "n_users": 10, "dims": 2,
+           "fits": 1, "flops": 1.0, "random_numbers": 1.0, "scaled": True, "projected_cpu_s_full_size": cpu}  # fmt: skip
+    data_jobs = [{"job": data, "s": 1.0, "cpu_time_s": 1.0, "max_rss_mb": 5.0, "projected_cpu_s_full_size": 1.0}]
+    return {
+        "meta": {"fraction": fraction, "scale": "paper", "startup_cpu_s": 2.0, "records": {data: 10} if data else {}},
+        "figures": [{"figure": fig, "wall_s": cpu + 1, "panels_not_run": [], "jobs": [row], "peak_rss_mb": 100 * cpu}],
+        "data_jobs": data_jobs if data else [],
+        "totals": {"cores": 2},
+    }
+
+
+def test_jobs_accumulate_and_a_rerun_replaces_its_row(tmp_path):
+    path = tmp_path / "ipums_jobs_fraction_1.json"
+    out = ir.merge_jobs(path, _run("hiera/fig3", "ipums_br__hiera", 50.0, "ipums_br"))
+    path.write_text(json.dumps(out))
+    out = ir.merge_jobs(path, _run("ldpfl/fig9", "ipums_mx__duchi", 30.0, "ipums_mx"))
+    path.write_text(json.dumps(out))
+    out = ir.merge_jobs(path, _run("hiera/fig3", "ipums_br__hiera", 40.0, "ipums_br"))  # measured again
+    assert [r["figure"] for r in out["figures"]] == ["hiera/fig3", "ldpfl/fig9"]
+    assert [j["cpu_time_s"] for r in out["figures"] for j in r["jobs"]] == [40.0, 30.0]
+    assert [j["job"] for j in out["data_jobs"]] == ["ipums_br", "ipums_mx"]
+    assert out["totals"]["measured_cpu_s"] == 40.0 + 30.0 + 2.0
+    assert out["meta"]["records"] == {"ipums_br": 10, "ipums_mx": 10}
+    assert "ipums_br__hiera" in ir.render(out)
+    with pytest.raises(SystemExit, match="fraction"):
+        ir.merge_jobs(path, _run("hiera/fig3", "ipums_br__pm", 1.0, fraction=0.25))
