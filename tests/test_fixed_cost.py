@@ -25,7 +25,7 @@ EVERY_JOB = ("sklearn", "numba")
 COMPUTE = ("experiment_job.py", "bshp_job.py", "benchmark_job.py", "ldpfl_fig1_mechanism.py")
 NOT_IN_COMPUTE = ("matplotlib", "ldprepro.claims", "ldprepro.report", "scipy")
 #: rendering jobs (one per figure): no compiled samplers
-RENDER = ("experiment_figure.py", "claims_forest.py")
+RENDER = ("experiment_figure.py", "bshp_figure.py")
 
 
 def startup_imports(script: Path) -> list[str]:

@@ -52,9 +52,11 @@ for _fig, _entry in BSHP_FIGURES.items():
         name:
             f"bshp_figure_{_fig}"
         input:
+            **figure_report_inputs("bshp", _fig),
             jobs=[f"results/bshp/{_fig}/{ds}__{m}.parquet" for ds in _available for m in _entry["methods"]],
             cards=[f"data/processed/{ds}.json" for ds in _available],
         output:
+            **figure_report_outputs("bshp", _fig),
             summary=f"results/bshp/{_fig}/summary.parquet",
             claims=f"results/bshp/{_fig}/claims.parquet",
             claim_points=f"results/bshp/{_fig}/claim_points.parquet",
@@ -72,6 +74,7 @@ for _fig, _entry in BSHP_FIGURES.items():
         resources:
             **res("render"),
         params:
+            **figure_report_params("bshp", _fig),
             figure=_fig,
             fig=_entry,
             cities=BSHP_CITIES[_fig],

@@ -219,7 +219,7 @@ def static_caption(paper, fig):
 
 
 def figure_caption(paper, fig):
-    """The figure's report caption: the one generated from its claims table (by the claims_forest_<paper>_<figN> job:
+    """The figure's report caption: the one generated from its claims table (by the figure's own job:
     title, the paper's claim, our verdicts and tests, parameters) once it exists, else the prose."""
     generated = Path(f"results/{paper}/{fig}/caption.rst").resolve()
     return str(generated) if generated.exists() else str(static_caption(paper, fig))
@@ -232,6 +232,33 @@ def caption_entry(paper, fig):
     except KeyError:
         return {}
     return compute_params(figure_params(paper, fig)) if isinstance(entry, dict) else {}
+
+
+def figure_report_outputs(paper, fig):
+    """What the job of every figure writes beside it (ldprepro.report.figure_report), the report caption
+    generated from its claims and the forest plot of its claims (every point with its effect and
+    interval, from claim_points.parquet; in the report beside the figure)."""
+    return {
+        "caption": f"results/{paper}/{fig}/caption.rst",
+        "forest": report_if_built(
+            f"results/{paper}/{fig}/claims_forest.png",
+            caption="../report/forest.rst",
+            category="claims",
+            labels={"figure": f"{paper} {fig}", "title": "forest plot of the claims"},
+        ),
+    }
+
+
+def figure_report_params(paper, fig):
+    """The caption's title and parameters (the figure, registered before its rule is defined). Its prose
+    is an input (figure_report_inputs): an edit reruns the figure job."""
+    entry = next(f for f in FIGURE_REGISTRY if (f["paper"], f["figure"]) == (paper, fig))
+    return {"report_figure": entry, "report_entry": caption_entry(paper, fig)}
+
+
+def figure_report_inputs(paper, fig):
+    """The figure's hand-written caption prose (static_caption), read by the figure job for its caption."""
+    return {"report_prose": str(static_caption(paper, fig))}
 
 
 def report_if_built(path, **kwargs):

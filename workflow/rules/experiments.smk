@@ -63,7 +63,9 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             f"figure_{_paper}_{_fig}"
         input:
             job_outputs(_paper, _fig, _entry, UNAVAILABLE),
+            **figure_report_inputs(_paper, _fig),
         output:
+            **figure_report_outputs(_paper, _fig),
             summary=f"results/{_paper}/{_fig}/summary.parquet",
             claims=f"results/{_paper}/{_fig}/claims.parquet",
             claim_points=f"results/{_paper}/{_fig}/claim_points.parquet",
@@ -81,6 +83,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         resources:
             **res("render"),
         params:
+            **figure_report_params(_paper, _fig),
             paper=_paper,
             figure=_fig,
             fig=_entry,

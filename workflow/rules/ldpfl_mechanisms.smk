@@ -36,7 +36,9 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
     rule ldpfl_fig1:
         input:
             expand("results/ldpfl/fig1/{mechanism}.parquet", mechanism=LDPFL_FIG1["mechanisms"]),
+            **figure_report_inputs("ldpfl", "fig1"),
         output:
+            **figure_report_outputs("ldpfl", "fig1"),
             summary="results/ldpfl/fig1/summary.parquet",
             claims="results/ldpfl/fig1/claims.parquet",
             claim_points="results/ldpfl/fig1/claim_points.parquet",
@@ -54,6 +56,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
         resources:
             **res("render"),
         params:
+            **figure_report_params("ldpfl", "fig1"),
             fig=LDPFL_FIG1,
             code=code("ldpfl_fig1_figure.py"),
             declarations=DECLARATIONS,
@@ -67,7 +70,10 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
     register_figure("ldpfl", "fig4", "PM-OPT output density")
 
     rule ldpfl_fig4:
+        input:
+            **figure_report_inputs("ldpfl", "fig4"),
         output:
+            **figure_report_outputs("ldpfl", "fig4"),
             results="results/ldpfl/fig4/{}.parquet".format(LDPFL_FIG4["mechanism"]),
             claims="results/ldpfl/fig4/claims.parquet",
             claim_points="results/ldpfl/fig4/claim_points.parquet",
@@ -83,6 +89,7 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
         resources:
             **res("ldpfl_fig4"),
         params:
+            **figure_report_params("ldpfl", "fig4"),
             fig=LDPFL_FIG4,
             seed=config["seed"],
             code=code("ldpfl_fig4.py"),

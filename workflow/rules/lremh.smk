@@ -57,8 +57,10 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
         name:
             f"lremh_figure_{_fig}"
         input:
+            **figure_report_inputs("lremh", _fig),
             results=[] if _missing else experiment_outputs(_exp, _kind),
         output:
+            **figure_report_outputs("lremh", _fig),
             summary=f"results/lremh/{_fig}/summary.parquet",
             claims=f"results/lremh/{_fig}/claims.parquet",
             claim_points=f"results/lremh/{_fig}/claim_points.parquet",
@@ -76,6 +78,7 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
         resources:
             **res("render"),
         params:
+            **figure_report_params("lremh", _fig),
             figure=_fig,
             kind=_kind,
             exp=_exp,

@@ -109,44 +109,9 @@ CAPTIONS = {(f["paper"], f["figure"]): f for f in FIGURE_REGISTRY}
 ALL_TARGETS.extend(f"results/{p}/{fig}/caption.rst" for p, fig in CAPTIONS)
 
 
-# One job per figure, after its claims: its report caption (above) and the forest plot of its claims
-# (ldprepro.report.forest: every point of every claim with its effect and interval, from
-# claim_points.parquet; in the report beside the figure). One process for both: each is well under a
-# second of work, less than a process's start-up and imports.
-for (_paper, _fig), _f in CAPTIONS.items():
-    ALL_TARGETS.append(f"results/{_paper}/{_fig}/claims_forest.png")
-
-    rule:
-        name:
-            f"claims_forest_{_paper}_{_fig}"
-        input:
-            claims=f"results/{_paper}/{_fig}/claims.parquet",
-            points=f"results/{_paper}/{_fig}/claim_points.parquet",
-        output:
-            png=report_if_built(
-                f"results/{_paper}/{_fig}/claims_forest.png",
-                caption="../report/forest.rst",
-                category="claims",
-                labels={"figure": f"{_paper} {_fig}", "title": "forest plot of the claims"},
-            ),
-            caption=f"results/{_paper}/{_fig}/caption.rst",
-        log:
-            f"logs/report/forest_{_paper}_{_fig}.log",
-        group:
-            "render"
-        conda:
-            "../../envs/ldprepro.yaml"
-        threads: 1
-        resources:
-            **res("tables"),
-        params:
-            # functions, so that Snakemake does not read the prose's braces as wildcards
-            figure=lambda w, key=(_paper, _fig): CAPTIONS[key],
-            prose=lambda w, key=(_paper, _fig): static_caption(*key).read_text(encoding="utf-8"),
-            entry=lambda w, key=(_paper, _fig): caption_entry(*key),
-            code=code("claims_forest.py"),
-        script:
-            "../scripts/claims_forest.py"
+# Every figure rule also writes its report caption and the forest plot of its claims
+# (common.smk figure_report_outputs, ldprepro.report.figure_report).
+ALL_TARGETS.extend(f"results/{p}/{fig}/claims_forest.png" for p, fig in CAPTIONS)
 
 
 localrules:

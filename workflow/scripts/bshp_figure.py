@@ -15,6 +15,7 @@ from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
 from ldprepro.pipeline.verify import bshp_grid, job_results, read_json
+from ldprepro.report.figure_report import write_figure_report
 
 ready()
 
@@ -43,4 +44,5 @@ plot(
     snakemake.output.svg,
     claims=figure_claims(claims),
 )
+write_figure_report(snakemake.output, snakemake.params, snakemake.input.report_prose)  # its caption and forest plot
 done("bshp_figure: " + ", ".join(map(str, snakemake.output)))

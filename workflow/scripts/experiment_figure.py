@@ -13,6 +13,7 @@ from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
 from ldprepro.pipeline.verify import experiment_grid, job_results
+from ldprepro.report.figure_report import write_figure_report
 
 ready()
 
@@ -33,4 +34,5 @@ plot_mean_figure(
     snakemake.output.svg,
     claims=claims,
 )
+write_figure_report(snakemake.output, snakemake.params, snakemake.input.report_prose)  # its caption and forest plot
 done("experiment_figure: " + ", ".join(map(str, snakemake.output)))

@@ -10,6 +10,7 @@ from ldprepro.papers.ldpfl.mechanism_figures import plot_fig1
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import aggregate
 from ldprepro.pipeline.verify import job_results, ldpfl_fig1_grid
+from ldprepro.report.figure_report import write_figure_report
 
 ready()
 
@@ -19,4 +20,5 @@ write_parquet(summary, snakemake.output.summary)
 claims = figure_claims(raw, "fig1")
 write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
 plot_fig1(summary, snakemake.output.png, snakemake.output.svg, claims=claims)
+write_figure_report(snakemake.output, snakemake.params, snakemake.input.report_prose)  # its caption and forest plot
 done("ldpfl_fig1_figure: " + ", ".join(map(str, snakemake.output)))

@@ -9,6 +9,7 @@ from ldprepro.domain.frequency import rappor_privacy
 from ldprepro.papers.lremh.claims import figure_tables
 from ldprepro.papers.lremh.plotting import plot_figure
 from ldprepro.pipeline.io import write_parquet
+from ldprepro.report.figure_report import write_figure_report
 
 ready()
 
@@ -49,4 +50,5 @@ plot_figure(
     f_values=[float(f) for f in exp["f"]],
     privacy=privacy,
 )
+write_figure_report(snakemake.output, snakemake.params, snakemake.input.report_prose)  # its caption and forest plot
 done("lremh_figure: " + ", ".join(map(str, snakemake.output)))
