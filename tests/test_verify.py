@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,7 +20,7 @@ from ldprepro.pipeline.errors import DamagedInput
 from ldprepro.pipeline.io import atomic_write_text, write_parquet
 from ldprepro.pipeline.parse import complete_targets
 from ldprepro.pipeline.results import tidy_frame
-from ldprepro.pipeline.verify import Grid, experiment_grid, job_results
+from ldprepro.pipeline.verify import Grid, experiment_grid, job_results, read_table
 
 # ------------------------------------------------------------------ processed datasets (load)
 
@@ -113,7 +114,8 @@ def _job(tmp_path, name="synth__pm.parquet", drop=None) -> str:
     df = tidy_frame(rows)
     if drop is not None:
         df = df[~drop(df)]
-    path = tmp_path / name
+    path = tmp_path / "results" / "dct" / "fig3" / name  # a pipeline output: refuse() may remove it
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_parquet(df, path)
     return str(path)
 
@@ -145,7 +147,7 @@ def test_a_job_table_with_rows_removed_is_refused_naming_file_and_command(tmp_pa
         job_results([path], experiment_grid(FIG))
     assert str(err.value).startswith(f"{path}: it does not cover the configured grid")
     assert f"snakemake --cores all {path}" in str(err.value)
-    assert not (tmp_path / "synth__pm.parquet").exists()
+    assert not Path(path).exists()
 
 
 def test_duplicates_and_a_wrong_file_are_refused(tmp_path):
@@ -166,7 +168,7 @@ def test_a_job_parquet_cut_in_half_is_refused_not_an_arrow_error(tmp_path):
     open(path, "wb").write(data[: len(data) // 2])
     with pytest.raises(DamagedInput, match=r"synth__pm\.parquet: it cannot be read as a parquet table"):
         job_results([path], Grid())
-    assert not (tmp_path / "synth__pm.parquet").exists()
+    assert not Path(path).exists()
 
 
 def test_per_dataset_grids_and_exact_metrics(tmp_path):
@@ -283,3 +285,20 @@ def test_nothing_is_touched_while_another_run_holds_the_lock(tmp_path, monkeypat
     assert integrity.repair(log=print) == [] and (tmp_path / "figures" / "f.png").exists()
     (tmp_path / ".snakemake" / "locks" / "0.output.lock").unlink()
     assert integrity.repair(log=print) == [("figures/f.png", "is empty (0 bytes)")]
+
+
+def test_a_damaged_file_that_is_no_pipeline_output_is_refused_but_left_in_place(tmp_path):
+    """Only pipeline outputs are removed: a source file read by mistake as a job table (a caption's
+    prose passed among a figure's inputs) is named and kept."""
+    source = tmp_path / "src" / "fig1.rst"
+    source.parent.mkdir()
+    source.write_text("The paper claims A beats B.\n", encoding="utf-8")
+    output = tmp_path / "results" / "p" / "fig1" / "x__pm.parquet"
+    output.parent.mkdir(parents=True)
+    output.write_text("not parquet", encoding="utf-8")
+    with pytest.raises(DamagedInput, match="not a pipeline output .* left in place"):
+        read_table(source)
+    assert source.read_text(encoding="utf-8") == "The paper claims A beats B.\n"
+    with pytest.raises(DamagedInput, match="has been removed"):
+        read_table(output)
+    assert not output.exists()

@@ -63,7 +63,8 @@ def test_identical_runs_give_identical_bytes(two_runs):
     kinds = {Path(name).suffix for name in first}
     assert {".parquet", ".png", ".svg"} <= kinds  # every kind is compared, none vacuously
     own = [n for n in first if n.startswith("results/dct/fig3/") and not Path(n).name.startswith(".")]
-    assert len(own) == 3 + 3  # 3 jobs + summary + claims + claim points (beside their hidden digest sidecars)
+    # 3 jobs + summary + claims + claim points + caption + forest plot (beside their hidden digest sidecars)
+    assert len(own) == 3 + 5
     assert sorted(first) == sorted(second)
     differ = [name for name in first if first[name] != second[name]]
     assert not differ, differ

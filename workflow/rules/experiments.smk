@@ -62,7 +62,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         name:
             f"figure_{_paper}_{_fig}"
         input:
-            job_outputs(_paper, _fig, _entry, UNAVAILABLE),
+            jobs=job_outputs(_paper, _fig, _entry, UNAVAILABLE),
             **figure_report_inputs(_paper, _fig),
         output:
             **figure_report_outputs(_paper, _fig),

@@ -35,7 +35,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
 
     rule ldpfl_fig1:
         input:
-            expand("results/ldpfl/fig1/{mechanism}.parquet", mechanism=LDPFL_FIG1["mechanisms"]),
+            jobs=expand("results/ldpfl/fig1/{mechanism}.parquet", mechanism=LDPFL_FIG1["mechanisms"]),
             **figure_report_inputs("ldpfl", "fig1"),
         output:
             **figure_report_outputs("ldpfl", "fig1"),

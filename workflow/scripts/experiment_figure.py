@@ -18,7 +18,7 @@ from ldprepro.report.figure_report import write_figure_report
 ready()
 
 p = snakemake.params
-raw = job_results(snakemake.input, experiment_grid(p.fig))  # the configured grid, exactly, or a named error
+raw = job_results(snakemake.input.jobs, experiment_grid(p.fig))  # the configured grid, exactly, or a named error
 paper_reps = int(p.fig["reps"]) if "reps" in p.fig else None
 drawn = raw[raw["rep"] < paper_reps] if paper_reps is not None and len(raw) else raw
 summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)

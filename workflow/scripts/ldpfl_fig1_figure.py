@@ -14,7 +14,7 @@ from ldprepro.report.figure_report import write_figure_report
 
 ready()
 
-raw = job_results(snakemake.input, ldpfl_fig1_grid(snakemake.params.fig))  # the configured grid, or a named error
+raw = job_results(snakemake.input.jobs, ldpfl_fig1_grid(snakemake.params.fig))  # the configured grid, or a named error
 summary = aggregate(raw)
 write_parquet(summary, snakemake.output.summary)
 claims = figure_claims(raw, "fig1")

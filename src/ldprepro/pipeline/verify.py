@@ -25,9 +25,20 @@ from pathlib import Path
 import pandas as pd
 
 from ldprepro.pipeline.errors import DamagedInput
-from ldprepro.pipeline.integrity import sha256_file, sidecar
+from ldprepro.pipeline.integrity import OUTPUT_ROOTS, sha256_file, sidecar
 
 KEY_COLUMNS = ["paper", "figure", "dataset", "mechanism", "eps", "rep", "metric", "value"]
+
+
+def _is_pipeline_output(path: str | os.PathLike) -> bool:
+    """Whether ``path`` lies in a pipeline output folder (``results/``, ``figures/``, ``data/processed/``
+    of some working directory), the only files :func:`refuse` removes."""
+    parts = Path(path).resolve().parts
+    for root in OUTPUT_ROOTS:
+        want = Path(root).parts
+        if any(parts[i : i + len(want)] == want for i in range(len(parts) - len(want))):
+            return True
+    return False
 
 
 def rebuild_command(path: str | os.PathLike) -> str:
@@ -35,7 +46,14 @@ def rebuild_command(path: str | os.PathLike) -> str:
 
 
 def refuse(path: str | os.PathLike, reason: str) -> DamagedInput:
-    """Remove the damaged intermediate ``path`` (and its sidecar); the error to raise, naming it."""
+    """Remove the damaged intermediate ``path`` (and its sidecar); the error to raise, naming it. Only
+    a pipeline output (in one of the ``OUTPUT_ROOTS`` folders) is removed: any other
+    file (a source file, a user's data) is left alone and the error says so."""
+    if not _is_pipeline_output(path):
+        return DamagedInput(
+            f"{path}: {reason}. It is not a pipeline output (not in a {', '.join(OUTPUT_ROOTS)} folder), so it "
+            "was left in place: check or restore it."
+        )
     Path(path).unlink(missing_ok=True)
     sidecar(path).unlink(missing_ok=True)
     return DamagedInput(
