@@ -17,6 +17,10 @@ Design choices (checked on Debian 12 with slurm-wlm 22.05, root, no systemd):
     ``MinJobAge`` is one day so that finished jobs stay visible to ``squeue``;
   * no cgroups (``ProctrackType=proctrack/linuxproc``, ``TaskPlugin=task/none``), which need
     systemd or a writable cgroup tree that containers often lack;
+  * memory enforced without cgroups: ``JobAcctGatherType=jobacct_gather/linux`` with
+    ``JobAcctGatherParams=OverMemoryKill`` (sampled every second) kills a step whose processes'
+    RSS passes its ``--mem``: the jobs of tests/test_slurm.py run under their rules' declared
+    ``mem_mb``;
   * ``SlurmdParameters=config_overrides``: the node is declared with 2 CPUs whatever the host has,
     so the test runs the same on a 2-core laptop and a 64-core CI runner.
 
@@ -186,7 +190,12 @@ class SlurmCluster:
             "SchedulerType=sched/backfill",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",
-            "JobAcctGatherType=jobacct_gather/none",
+            # Memory limits enforced without cgroups: slurmd samples each step's processes every
+            # second (/proc) and kills a step whose RSS passes its --mem (OverMemoryKill), so a job
+            # whose declared mem_mb is too small fails here as it would on a real cluster.
+            "JobAcctGatherType=jobacct_gather/linux",
+            "JobAcctGatherParams=OverMemoryKill",
+            "JobAcctGatherFrequency=task=1",
             "AccountingStorageType=accounting_storage/none",
             "JobCompType=jobcomp/none",
             "MinJobAge=86400",
@@ -372,13 +381,15 @@ class SlurmCluster:
 
     def jobs(self) -> list[dict[str, str]]:
         """Every job slurmctld still knows (running or finished within MinJobAge): id, partition,
-        state, comment (the plugin writes ``rule_<name>...`` there), allocated CPUs, start and end."""
+        state, comment (the plugin writes ``rule_<name>...`` there), allocated CPUs, memory
+        requested (``--mem``, e.g. ``700M``), start and end."""
         fields = {
             "id": "%i",
             "partition": "%P",
             "state": "%T",
             "comment": "%k",
             "cpus": "%C",
+            "mem": "%m",
             "start": "%S",
             "end": "%e",
         }

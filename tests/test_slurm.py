@@ -8,6 +8,11 @@ in a second copy of the repository. The target chains every stage of a mean-esti
 claims), and every parquet file the two runs wrote must be byte-identical: results
 depend on the config and seeds only, never on where a job ran.
 
+The cluster enforces memory (``OverMemoryKill``, tests/slurm_cluster.py): the experiment job runs
+under the ``mem_mb`` its rule declares (ldprepro.pipeline.resources, from the data card), so a
+declaration below the job's real peak fails here; a control job that overruns a small ``--mem``
+shows that the limit is really enforced.
+
 Nothing here is skipped: if SLURM cannot be installed or started, or the mirror is missing, the
 test fails with a message naming the step (CI runs as root and may apt-get).
 """
@@ -21,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from slurm_cluster import NODE_CPUS, SlurmCluster, SlurmSetupError, ensure_executor_plugin, ensure_installed
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.integration]
@@ -96,6 +102,20 @@ def cluster(tmp_path_factory):
         c.stop()
 
 
+def declared_mem_mb(copy: Path) -> int:
+    """mem_mb the figure_job of TARGETS declares at smoke scale (the rule's callable, its card)."""
+    from types import SimpleNamespace
+
+    from ldprepro.pipeline import resources
+
+    entry = dict(yaml.safe_load((copy / "config.yaml").read_text())["dct"]["fig1"])
+    entry.update(entry.pop("smoke", {}))
+    model = resources.load_model(copy / "timing" / "resources.json")
+    fns = resources.callables(model, f"figure_job.{entry['kind']}", entry, "card")
+    files = SimpleNamespace(card=str(copy / "data" / "processed" / "adult.json"), size_mb=0)
+    return fns["mem_mb"](SimpleNamespace(), files, 1, 1)
+
+
 def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     local, remote = copy_repo(tmp_path / "local"), copy_repo(tmp_path / "slurm")
     smk = [sys.executable, "-m", "snakemake", "--config", "scale=smoke"]
@@ -158,6 +178,12 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     # the submit host, a `localrules` one, as "localrule").
     assert "rule figure_job:" in slurm_out and "localrule figure_job:" not in slurm_out, slurm_out[-3000:]
 
+    # The experiment job asked SLURM for the memory its rule declares from the data card (evaluated
+    # when the job was ready, after the card existed), and completed under that limit.
+    figure_jobs = [j for j in jobs if "figure_job" in j["comment"]]
+    assert len(figure_jobs) == 1, jobs
+    assert figure_jobs[0]["mem"] == f"{declared_mem_mb(remote)}M", (figure_jobs, declared_mem_mb(remote))
+
     ours, theirs = parquet_bytes(local), parquet_bytes(remote)
     assert set(ours) == set(theirs), f"local wrote {sorted(ours)}, SLURM wrote {sorted(theirs)}"
     for target in TARGETS:
@@ -165,3 +191,38 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     assert "data/processed/adult.parquet" in ours
     differing = [name for name in ours if ours[name] != theirs[name]]
     assert not differing, f"parquet files differ between the local and the SLURM run: {differing}"
+
+
+def test_memory_limit_is_enforced(cluster, tmp_path):
+    """Control: a job that needs more than its --mem is killed (so the run above proves that the
+    declared mem_mb suffices, not merely that nothing is enforced). Runs after the test above,
+    which counts the cluster's jobs."""
+    script = "a = bytearray(400 * 2**20); import time; time.sleep(10)"
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            "--mem=100M",
+            "-o",
+            str(tmp_path / "oom.out"),
+            "--wrap",
+            f"{sys.executable} -c '{script}'",
+        ],
+        capture_output=True,
+        text=True,
+        env=cluster.env,
+        timeout=30,
+    )
+    assert out.returncode == 0, out.stderr
+    job_id = out.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 45
+    state = ""
+    while time.monotonic() < deadline:
+        state = next((j["state"] for j in cluster.jobs() if j["id"] == job_id), "")
+        if state and state not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            break
+        time.sleep(1)
+    # slurm-wlm 22.05 without cgroups reports the kill as FAILED; slurmd's log says why
+    slurmd_log = cluster.logs["slurmd"].read_text(errors="replace")
+    assert state in ("OUT_OF_MEMORY", "FAILED"), f"job {job_id} over its --mem ended {state!r}\n{cluster.diagnostics()}"
+    assert f"StepId={job_id}.batch exceeded memory limit" in slurmd_log, cluster.diagnostics()

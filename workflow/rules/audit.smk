@@ -23,7 +23,7 @@ if "audit" in config:
             "../../envs/ldprepro.yaml"
         threads: 1
         resources:
-            **res("audit_family"),
+            **res("audit_family", entry=AUDIT),
         params:
             cfg=AUDIT,
             seed=config["seed"],

@@ -52,7 +52,7 @@ if "benchmark" in config:
             "../../envs/ldprepro.yaml"
         threads: 1
         resources:
-            **res("figure_job"),
+            **res(lambda w: f"benchmark_job.{w.task}", entry=lambda w: BENCHMARK[w.task], card="card"),
         params:
             entry=lambda w: compute_params({k: v for k, v in BENCHMARK[w.task].items() if k != "panels"}),
             panel=lambda w: BENCHMARK[w.task]["panels"][w.panel],

@@ -31,7 +31,7 @@ rule bshp_job:
         "../../envs/ldprepro.yaml"
     threads: 1
     resources:
-        **res("bshp_job"),
+        **res("bshp_job", entry=lambda w: BSHP_FIGURES[w.figure], card="card"),
     params:
         # compute parameters only (no cities, titles or focus city): presentation edits rerun only rendering
         fig=lambda w: compute_params({k: v for k, v in BSHP_FIGURES[w.figure].items() if k != "cities"}),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
+from ldprepro.pipeline import resources as job_resources
 from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
 from ldprepro.pipeline.parse import (
     code_hash,
@@ -74,48 +75,27 @@ FIGURE_REGISTRY = []
 PRODUCT_NEEDS = []
 
 # ---------------------------------------------------------------------------------------------
-# Resources per family of rules: threads, peak memory (mem_mb) and run time (runtime, minutes).
-# How they were measured: max_rss and s of the Snakemake benchmark files (logs/benchmarks/**.tsv)
-# of a full offline smoke run (`snakemake --cores 2 --config scale=smoke`, 185 jobs, 2026-11-23,
-# on a machine with load ~10 on 2 cores, so wall times are ~5x CPU times). Measured max RSS:
-#   data_normalise 253 MB (vehicle), data_synthetic 139, figure_job 396 (ldpfl/fig10 Vehicle SGD),
-#   bshp_job 200, lremh_job 249, ldpfl_fig1_mechanism 184, ldpfl_fig4 203, audit_family 186,
-#   audit table 232, rendering 261 (ldpfl/fig7).
-# smoke mem_mb = measured max RSS x 1.5, rounded up to 100 MB. paper mem_mb is extrapolated, not
-# measured (no paper-scale run on this shared machine): the smoke RSS (of which ~140-250 MB is the
-# interpreter with numpy/pandas/scipy loaded) plus the paper-size arrays, x 1.5:
-#   figure_job: Vehicle 98,528 x 101 float64 = 80 MB, x 4 copies (X, train/test folds) -> 1200;
-#   lremh_job: explicit EM's likelihood cache 1.2 GiB on Adult at k = 4 (joint.memory_estimate) -> 2300;
-#   Monte-Carlo jobs at 10^6 users (float64 arrays of 8 MB, a few alive at once) -> 500-600;
-#   data_ipums (no extract here, not measured): 4 M records x ~10 columns read by pandas -> 4000.
-# runtime: smoke = measured max x 2 rounded up; paper = the README's paper-scale stage times (HierA's
-# job ~320 s, LREMH 3.6 min, audit 19 s, BSHP 49 s in total) x 3. data_fetch has no benchmark
-# (a download streams to disk; light, and a local rule). Every job is single-threaded (numpy code,
-# BLAS/OpenMP pinned to `threads` by ldprepro.pipeline.jobsetup), so threads = 1 everywhere.
-# runtime is enforced: a local job past it is stopped naming the mechanism it was running
-# (jobsetup.watchdog); on SLURM it is the job's time limit. Raise it: --set-resources RULE:runtime=N.
+# Resources: every rule's mem_mb and runtime follow what its job holds and does (issue 30). The
+# model (ldprepro.pipeline.resources) reads the job's data card (rows x one-hot width) and its config
+# entry (repetitions, folds, eps count, ...) and declares (safety factor x the envelope of measured
+# jobs + the Snakemake wrapper's RSS) x attempt. The calibration, timing/resources.json, is written by
+# timing/resources_fit.py from measured runs (smoke, paper, IPUMS-sized); timing/resources.md has the
+# declared-vs-measured table. A card that does not exist yet at DAG time (made by a data job) gives
+# <TBD>; Snakemake evaluates the resources again when the job is ready. Every job is single-threaded
+# (BLAS/OpenMP pinned to `threads` by ldprepro.pipeline.jobsetup), so threads = 1 everywhere.
+# runtime is enforced: a local job past 3 x runtime is stopped naming the mechanism it was running
+# (jobsetup.watchdog); on SLURM it is the job's time limit, and a job killed for memory or time is
+# retried with attempt = 2 (profiles/slurm). Raise one by hand: --set-resources RULE:runtime=N.
 # ---------------------------------------------------------------------------------------------
-RESOURCES = {
-    #                  smoke: mem_mb, runtime   paper: mem_mb, runtime
-    "data_fetch": ((300, 5), (300, 30)),
-    "data_normalise": ((400, 2), (400, 5)),
-    "data_synthetic": ((300, 1), (700, 5)),
-    "data_ipums": ((1500, 10), (4000, 60)),
-    "figure_job": ((600, 2), (1200, 20)),
-    "bshp_job": ((300, 1), (400, 5)),
-    "lremh_job": ((400, 1), (2300, 15)),
-    "ldpfl_fig1_mechanism": ((300, 2), (500, 5)),
-    "ldpfl_fig4": ((400, 2), (600, 5)),
-    "audit_family": ((300, 1), (600, 5)),
-    "render": ((400, 3), (500, 5)),
-    "tables": ((400, 2), (500, 5)),
-}
+RESOURCE_MODEL = job_resources.load_model(Path(workflow.basedir) / "timing" / "resources.json")
 
 
-def res(family):
-    """The resources of a family of rules at the configured scale."""
-    mem_mb, runtime = RESOURCES[family][0 if config["scale"] == "smoke" else 1]
-    return {"mem_mb": mem_mb, "runtime": runtime}
+def res(family, entry=None, card=None, sized_by_input=False):
+    """mem_mb / runtime callables of a rule (ldprepro.pipeline.resources.callables): ``family`` a
+    model family or a function of the wildcards; ``entry`` the job's config entry (or a function of
+    the wildcards); ``card`` the name of the input that is the dataset's data card;
+    ``sized_by_input``: sized by input.size_mb (data rules)."""
+    return job_resources.callables(RESOURCE_MODEL, family, entry, card, sized_by_input)
 
 
 def _plugins_hash():

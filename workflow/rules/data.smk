@@ -63,7 +63,7 @@ rule data_normalise:
         "../../envs/ldprepro.yaml"
     threads: 1
     resources:
-        **res("data_normalise"),
+        **res("data_normalise", sized_by_input=True),
     params:
         entry=lambda w: DATASETS[w.dataset],
         code=code("data_normalise.py", plugins=False),
@@ -87,7 +87,7 @@ rule data_synthetic:
         "../../envs/ldprepro.yaml"
     threads: 1
     resources:
-        **res("data_synthetic"),
+        **res("data_synthetic", entry=lambda w: job_resources.synthetic_entry(DATASETS, w.dataset, config["scale"])),
     params:
         entry=lambda w: DATASETS[w.dataset],
         seed=config["seed"],

@@ -43,7 +43,11 @@ rule figure_job:
         "../../envs/ldprepro.yaml"
     threads: 1
     resources:
-        **res("figure_job"),
+        **res(
+            lambda w: f"figure_job.{MEAN_FIGURES[(w.paper, w.figure)]['kind']}",
+            entry=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
+            card="card",
+        ),
     params:
         # compute parameters only: a title, label or caption edit must not rerun the job
         fig=lambda w: compute_params({k: v for k, v in MEAN_FIGURES[(w.paper, w.figure)].items() if k != "panels"}),

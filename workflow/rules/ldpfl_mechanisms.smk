@@ -25,7 +25,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
             "../../envs/ldprepro.yaml"
         threads: 1
         resources:
-            **res("ldpfl_fig1_mechanism"),
+            **res("ldpfl_fig1_mechanism", entry=LDPFL_FIG1),
         params:
             fig=compute_params(LDPFL_FIG1),
             seed=config["seed"],
@@ -87,7 +87,7 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
             "../../envs/ldprepro.yaml"
         threads: 1
         resources:
-            **res("ldpfl_fig4"),
+            **res("ldpfl_fig4", entry=LDPFL_FIG4),
         params:
             **figure_report_params("ldpfl", "fig4"),
             fig=LDPFL_FIG4,

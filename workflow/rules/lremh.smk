@@ -39,7 +39,7 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
             "../../envs/ldprepro.yaml"
         threads: 1
         resources:
-            **res("lremh_job"),
+            **res("lremh_job", entry=_exp, card="card"),
         params:
             exp=compute_params(_exp),  # no title: a title edit reruns only the figures
             seed=config["seed"],

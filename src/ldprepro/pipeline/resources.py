@@ -1,0 +1,286 @@
+"""Job resources that follow the data: each rule's ``mem_mb`` and ``runtime`` from what the job holds
+and does, calibrated on measured runs (issue 30).
+
+The model, per family of rules (``figure_job.sgd``, ``bshp_job``, ``render``, ...), is two straight lines:
+
+    memory  (MB)  ≈ a_mem  + b_mem  × size   size = what the job holds (rows × one-hot width of its
+                                              dataset, or the Monte-Carlo users of a data-free job)
+    wall    (s)   ≈ a_time + b_time × work   work = what the job does (users × width × fits, users ×
+                                              ε count × repetitions, ...; :func:`job_sizes`)
+
+Each line is the *upper envelope* of the family's measured jobs (timing/resources_fit.py: every
+measured job lies on or under it, :func:`fit_envelope`), at smoke, paper and IPUMS size. A job then
+declares
+
+    mem_mb  = ⌈ (SAFETY_MEM × line_mem + snakemake_rss_mb) × attempt ⌉₁₀₀
+    runtime = ⌈ (SAFETY_TIME × line_time / 60 + RUNTIME_ALLOWANCE_MIN) × attempt ⌉   (minutes)
+
+``snakemake_rss_mb`` is the measured peak of the Snakemake process that wraps the script on a cluster
+node (SLURM counts every process of the job step); ``RUNTIME_ALLOWANCE_MIN`` covers that process's
+start. ``attempt`` is Snakemake's attempt counter: a job killed for memory or time is retried with
+twice (then three times) the resources (profiles/slurm ``retries``).
+
+Sizes come from the dataset's data card (``data/processed/<dataset>.json``: ``rows_after_cleaning``
+and ``columns``), an input of every compute job. While the card does not exist yet (it is made by a
+data job), reading it raises :class:`FileNotFoundError` for that input file, which Snakemake 9 turns
+into a to-be-determined value and evaluates again when the job is ready to run (the scheduler resets
+every ready job's resources; ``snakemake -n`` shows ``<TBD>``). Data rules, whose size is not known
+before they run, use their input files' size (``input.size_mb``) or their configured size.
+
+The calibration lives in ``timing/resources.json`` (written by timing/resources_fit.py from run
+directories' job logs, never by hand); :func:`load_model` reads its ``model`` part. This module
+imports only the standard library (it runs at every parse).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+#: The declared memory is at least this many times the calibrated envelope of measured peaks.
+SAFETY_MEM = 1.5
+#: The declared runtime is at least this many times the calibrated envelope of measured wall times.
+SAFETY_TIME = 2.0
+#: Minutes added to every runtime for the job's own Snakemake start on a cluster node (the parse).
+RUNTIME_ALLOWANCE_MIN = 1
+#: Families whose calibration has no data and no fallback get these (MB, minutes); see docs/cluster.md.
+UNCALIBRATED = (2000, 30)
+#: A family with no measured job is declared with the line of the family named here.
+FALLBACK = {
+    "benchmark_job.mean": "figure_job.mean",
+    "benchmark_job.frequency": "figure_job.mean",
+    "benchmark_job.sgd": "figure_job.sgd",
+    "figure_job.mean": "figure_job.sgd",
+    "data_fetch": "data_normalise",
+    "tables": "render",
+}
+
+
+class ResourceInputError(ValueError):
+    """A data card or calibration file that cannot be used; the message names the file, key and value."""
+
+
+# ------------------------------------------------------------------------------------------ sizes
+def card_size(path) -> tuple[int, int]:
+    """(rows, one-hot width) of a data card: ``rows_after_cleaning`` and Σ over ``columns`` of the
+    column's ``n_categories`` (categorical) or 1 (numeric). Raises FileNotFoundError (with the path
+    as given, so that Snakemake recognises its own input) when the card is not there yet."""
+    with open(path, encoding="utf-8") as fh:
+        try:
+            card = json.load(fh)
+        except json.JSONDecodeError as err:
+            raise ResourceInputError(f"{path}: not a JSON data card ({err})") from err
+    return card_summary(card, str(path))
+
+
+def card_summary(card: dict, where: str = "data card") -> tuple[int, int]:
+    """(rows, one-hot width) of a parsed data card (see :func:`card_size`)."""
+    rows = card.get("rows_after_cleaning")
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise ResourceInputError(f"{where}: key 'rows_after_cleaning' must be a count, got {rows!r}")
+    columns = card.get("columns")
+    if not isinstance(columns, list):
+        raise ResourceInputError(f"{where}: key 'columns' must be a list of columns, got {columns!r}")
+    width = 0
+    for col in columns:
+        k = col.get("n_categories") if isinstance(col, dict) else None
+        if k is None and isinstance(col, dict) and isinstance(col.get("categories"), list):
+            k = len(col["categories"])
+        if k is not None and (not isinstance(k, int) or k < 0):
+            raise ResourceInputError(f"{where}: column {col.get('name')!r} has n_categories {k!r}")
+        width += max(1, k or 1)
+    return rows, max(1, width)
+
+
+def _count(value) -> int:
+    """How many settings a config value stands for: a list's length, a number itself, else 1."""
+    if isinstance(value, (list, tuple, dict)):
+        return max(1, len(value))
+    if isinstance(value, bool) or value is None:
+        return 1
+    if isinstance(value, (int, float)):
+        return max(1, int(value))
+    return 1
+
+
+def _users(rows: int, entry: dict) -> int:
+    """The users a job works on: the dataset's rows, capped by the entry's ``max_users``."""
+    cap = entry.get("max_users")
+    return min(rows, int(cap)) if isinstance(cap, (int, float)) and cap > 0 else rows
+
+
+def _sgd_fits(entry: dict) -> int:
+    """Models a SGD job fits: ε count × folds × CV repetitions × swept output counts × graded levels."""
+    fits = _count(entry.get("eps")) * _count(entry.get("folds", 1)) * _count(entry.get("cv_repetitions", 1))
+    if entry.get("x") == "n_outputs":
+        fits *= _count(entry.get("discretize", 1))
+    if entry.get("collector") == "graded":
+        fits *= _count(entry.get("graded", 1))
+    return fits
+
+
+def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | None = None, input_mb: float = 0.0):
+    """(size, work) of a job of ``family``: the model's two predictors (module docstring).
+
+    ``entry``: the job's config entry (the figure's, with the scale's overrides applied); ``card``:
+    (rows, width) of its dataset (:func:`card_size`); ``input_mb``: its input files' size."""
+    entry = entry or {}
+    rows, width = card or (0, 1)
+    base = family.split(".")[0]
+    users = _users(rows, entry)
+    if base in ("figure_job", "benchmark_job"):
+        kind = family.split(".")[1] if "." in family else entry.get("kind", "mean")
+        if kind == "sgd":
+            return rows * width, users * width * _sgd_fits(entry)
+        reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
+        sweep = _count(entry.get("sizes", entry.get("sweep", 1)))
+        return rows * width, users * _count(entry.get("eps")) * reps * sweep
+    if base == "bshp_job":
+        reps = _count(entry.get("reps", 1)) + _count(entry.get("claim_reps", 0))
+        return rows * width, users * _count(entry.get("eps")) * _count(entry.get("ratios", 1)) * reps
+    if base == "lremh_job":
+        sample = float(entry.get("sample_fraction", 1.0))
+        repeat = _count(entry.get("runs", 1)) * _count(entry.get("subsets", 1)) * _count(entry.get("f", 1))
+        return rows * width, int(rows * sample) * width * repeat * _count(entry.get("k", 1))
+    if base == "ldpfl_fig1_mechanism":
+        n = _count(entry.get("mc_users", 1))
+        return n, n * _count(entry.get("mc_reps", 1)) * _count(entry.get("mc_eps", 1))
+    if base == "ldpfl_fig4":
+        n = _count(entry.get("users", 1))
+        return n, n * _count(entry.get("inputs", 1))
+    if base == "audit_family":
+        n = _count(entry.get("trials", 1))
+        return n, n * _count(entry.get("eps", 1))
+    if base == "data_synthetic":
+        n = _count(entry.get("size", 1))
+        return n, n
+    if base in ("data_normalise", "data_fetch"):
+        return input_mb, input_mb
+    return 0, 0  # render, tables, data_ipums: a constant (the measured envelope)
+
+
+def synthetic_entry(datasets: dict, name: str, scale: str) -> dict:
+    """``{"size": rows}`` a data_synthetic job draws: the dataset's ``options.size`` at ``scale``."""
+    size = (datasets[name].get("options") or {}).get("size", 0)
+    return {"size": size.get(scale, 0) if isinstance(size, dict) else size}
+
+
+# ------------------------------------------------------------------------------------------ fit
+def fit_envelope(points) -> tuple[float, float]:
+    """The line a + b·x (a, b ≥ 0) on or above every point (x, y) with the smallest mean height over
+    the points' x: an edge of the upper convex hull (the one over the mean x), else the flat line at
+    the largest y. Every point lies under it, so declared ≥ measured × the safety factor holds for
+    every calibration job by construction; the fit only decides how it extrapolates."""
+    pts = sorted({(float(x), float(y)) for x, y in points})
+    if not pts:
+        raise ValueError("fit_envelope: no points")
+    flat = (max(y for _, y in pts), 0.0)
+    if len({x for x, _ in pts}) < 2:
+        return flat
+    hull: list[tuple[float, float]] = []  # upper hull, left to right
+    for p in pts:
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(p)
+    xbar = sum(x for x, _ in pts) / len(pts)
+    best = flat
+    for (x1, y1), (x2, y2) in zip(hull, hull[1:]):
+        if x1 <= xbar <= x2 and x2 > x1:
+            b = (y2 - y1) / (x2 - x1)
+            a = y1 - b * x1
+            if b >= 0 and a >= 0:
+                best = (a, b)
+            elif b >= 0:  # would go negative left of the data: pivot on the hull's first point
+                best = (hull[0][1], max((y - hull[0][1]) / (x - hull[0][0]) for x, y in hull[1:]))
+            break
+    a, b = best
+    assert all(a + b * x >= y - 1e-6 * max(1.0, y) for x, y in pts)
+    return a, b
+
+
+# ------------------------------------------------------------------------------------------ model
+class Model:
+    """The calibrated lines per family (``timing/resources.json``'s ``model``) and the declaration."""
+
+    def __init__(self, lines: dict, snakemake_rss_mb: float, source: str = "calibration"):
+        self.lines = lines
+        self.snakemake_rss_mb = float(snakemake_rss_mb)
+        self.source = source
+
+    def line(self, family: str):
+        """(mem line, time line) of a family, following FALLBACK when it has no measured job."""
+        seen = family
+        while seen not in self.lines and seen in FALLBACK:
+            seen = FALLBACK[seen]
+        return self.lines.get(seen)
+
+    def declare(self, family: str, size: float, work: float, attempt: int = 1) -> tuple[int, int]:
+        """(mem_mb, runtime minutes) declared for a job (module docstring)."""
+        attempt = max(1, int(attempt))
+        line = self.line(family)
+        if line is None:
+            mem, minutes = UNCALIBRATED
+            return mem * attempt, minutes * attempt
+        (am, bm), (at, bt) = line["mem"], line["time"]
+        mem = (SAFETY_MEM * (am + bm * size) + self.snakemake_rss_mb) * attempt
+        minutes = (SAFETY_TIME * (at + bt * work) / 60.0 + RUNTIME_ALLOWANCE_MIN) * attempt
+        return int(math.ceil(mem / 100.0) * 100), int(math.ceil(minutes))
+
+
+def load_model(path) -> Model:
+    """The model part of a calibration file (timing/resources.json), checked."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise ResourceInputError(f"{path}: calibration file missing (run timing/resources_fit.py)") from err
+    except json.JSONDecodeError as err:
+        raise ResourceInputError(f"{path}: not JSON ({err})") from err
+    model = data.get("model")
+    if not isinstance(model, dict) or not isinstance(model.get("lines"), dict):
+        raise ResourceInputError(f"{path}: key 'model.lines' missing or not a mapping")
+    for fam, line in model["lines"].items():
+        for key in ("mem", "time"):
+            val = line.get(key) if isinstance(line, dict) else None
+            if not (
+                isinstance(val, list) and len(val) == 2 and all(isinstance(v, (int, float)) and v >= 0 for v in val)
+            ):
+                raise ResourceInputError(f"{path}: key 'model.lines.{fam}.{key}' must be [a, b] ≥ 0, got {val!r}")
+    rss = model.get("snakemake_rss_mb")
+    if not isinstance(rss, (int, float)) or rss < 0:
+        raise ResourceInputError(f"{path}: key 'model.snakemake_rss_mb' must be MB ≥ 0, got {rss!r}")
+    return Model(model["lines"], rss, str(path))
+
+
+def callables(
+    model: Model, family: str, entry: Callable | dict | None = None, card: str | None = None, sized_by_input=False
+):
+    """``{"mem_mb": f, "runtime": f}`` for a rule's ``resources:``, each
+    ``f(wildcards, input, threads, attempt)`` as Snakemake calls resource functions.
+
+    ``family``: the model family, or a callable ``wildcards -> family`` (e.g. by the figure's kind);
+    ``entry``: the job's config entry, or a callable ``wildcards -> entry``; ``card``: the name of the
+    input holding the dataset's data card; ``sized_by_input``: size the job by ``input.size_mb``."""
+
+    def sizes(wildcards, input):
+        fam = family(wildcards) if callable(family) else family
+        ent = entry(wildcards) if callable(entry) else entry
+        crd = card_size(getattr(input, card)) if card else None
+        input_mb = float(input.size_mb) if sized_by_input else 0.0
+        return fam, job_sizes(fam, ent, crd, input_mb)
+
+    def mem_mb(wildcards, input, threads, attempt):
+        fam, (size, work) = sizes(wildcards, input)
+        return model.declare(fam, size, work, attempt)[0]
+
+    def runtime(wildcards, input, threads, attempt):
+        fam, (size, work) = sizes(wildcards, input)
+        return model.declare(fam, size, work, attempt)[1]
+
+    return {"mem_mb": mem_mb, "runtime": runtime}

@@ -1,0 +1,116 @@
+"""Every measured job fits what its rule declares (issue 30).
+
+The calibration file timing/resources.json (written by timing/resources_fit.py from the job logs of a
+paper-scale run, a smoke run and the IPUMS-sized runs on SYNTHETIC data) is committed, so this test
+needs no run: for each measured job it rebuilds the job's data card and config entry, evaluates the
+resource callables the rules use (ldprepro.pipeline.resources.callables, as common.smk's ``res()``
+builds them) and asserts declared mem_mb ≥ measured peak RSS × SAFETY_MEM and declared runtime ≥
+measured wall × SAFETY_TIME.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ldprepro.pipeline import resources as R
+
+ROOT = Path(__file__).resolve().parents[1]
+CALIBRATION = ROOT / "timing" / "resources.json"
+DATA = json.loads(CALIBRATION.read_text())
+MODEL = R.load_model(CALIBRATION)
+MEASURED = [j for j in DATA["jobs"] if j["scale"] == "paper" or j["source"].startswith("ipums:")]
+
+
+def _card(tmp_path: Path, name: str, rows: int, width: int) -> str:
+    """A data card with ``rows`` rows and one-hot width ``width`` (one categorical column)."""
+    path = tmp_path / f"{name}.json"
+    cols = [{"name": "c", "type": "categorical", "n_categories": width}]
+    path.write_text(json.dumps({"rows_after_cleaning": rows, "columns": cols}))
+    return str(path)
+
+
+def _declared(job: dict, tmp_path: Path, attempt: int = 1) -> tuple[int, int]:
+    """(mem_mb, runtime) the rule's callables declare for a measured job."""
+    run = "ipums" if job["source"].startswith("ipums:") else job["source"]
+    entry = DATA["inputs"][run]["entries"].get(job["entry"]) if job["entry"] else None
+    card = None
+    files = SimpleNamespace(size_mb=job["input_mb"])
+    if job["rows"] is not None:
+        card = "card"
+        files.card = _card(tmp_path, job["dataset"], job["rows"], job["width"])
+    fns = R.callables(MODEL, job["family"], entry, card, sized_by_input=job["family"] == "data_normalise")
+    wildcards = SimpleNamespace()
+    return fns["mem_mb"](wildcards, files, 1, attempt), fns["runtime"](wildcards, files, 1, attempt)
+
+
+def test_calibration_covers_paper_and_ipums_sizes():
+    sources = {j["source"] for j in MEASURED}
+    assert any(s.startswith("ipums:") for s in sources), "no IPUMS-sized job in timing/resources.json"
+    assert any(not s.startswith("ipums:") for s in sources), "no paper-scale run in timing/resources.json"
+    assert len(MEASURED) >= 100
+
+
+@pytest.mark.parametrize("job", MEASURED, ids=lambda j: f"{j['source'].split('/')[-1]}:{j['job']}")
+def test_every_measured_job_fits_its_declaration(job, tmp_path):
+    mem_mb, runtime = _declared(job, tmp_path)
+    assert mem_mb >= job["max_rss_mb"] * R.SAFETY_MEM, (job["job"], mem_mb, job["max_rss_mb"])
+    assert runtime * 60 >= job["wall_s"] * R.SAFETY_TIME, (job["job"], runtime, job["wall_s"])
+    # the file's own record of the declaration is what the model declares now
+    assert (mem_mb, runtime) == (job["declared_mem_mb"], job["declared_runtime_min"])
+
+
+def test_a_retry_asks_for_more(tmp_path):
+    job = max(MEASURED, key=lambda j: j["max_rss_mb"])
+    first, second = _declared(job, tmp_path, 1), _declared(job, tmp_path, 2)
+    assert second[0] >= 2 * first[0] - 100 and second[1] >= 2 * first[1] - 1
+
+
+def test_missing_card_is_to_be_determined_by_snakemake(tmp_path):
+    """Before its data job ran, a compute job's card is missing: the callable raises the
+    FileNotFoundError Snakemake turns into <TBD> (its filename is the input as given)."""
+    from snakemake.exceptions import is_file_not_found_error
+
+    missing = "data/processed/not_made_yet.json"
+    fns = R.callables(MODEL, "figure_job.sgd", {"eps": [1]}, "card")
+    with pytest.raises(FileNotFoundError) as err:
+        fns["mem_mb"](SimpleNamespace(), SimpleNamespace(card=missing, size_mb=0), 1, 1)
+    assert is_file_not_found_error(err.value, [missing])
+
+
+@pytest.mark.parametrize(
+    "card, key",
+    [({"columns": []}, "rows_after_cleaning"), ({"rows_after_cleaning": 5, "columns": "x"}, "columns")],
+)
+def test_bad_card_names_file_and_key(tmp_path, card, key):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(card))
+    with pytest.raises(R.ResourceInputError, match=rf"bad\.json.*'{key}'"):
+        R.card_size(path)
+
+
+def test_bad_calibration_names_key(tmp_path):
+    path = tmp_path / "resources.json"
+    path.write_text(json.dumps({"model": {"lines": {"x": {"mem": [1, -2], "time": [0, 0]}}, "snakemake_rss_mb": 1}}))
+    with pytest.raises(R.ResourceInputError, match=r"model\.lines\.x\.mem"):
+        R.load_model(path)
+
+
+def test_envelope_is_above_every_point():
+    pts = [(0, 200), (10, 260), (100, 300), (1000, 2500), (900, 2600), (50, 500)]
+    a, b = R.fit_envelope(pts)
+    assert a >= 0 and b >= 0
+    assert all(a + b * x >= y - 1e-9 for x, y in pts)
+
+
+def test_rules_size_compute_jobs_by_their_card():
+    """The compute rules pass their data card to the model (so resources follow the data)."""
+    rules = {p.stem: p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")}
+    for smk, family in [("experiments", "figure_job"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
+        assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
+    assert 'res("lremh_job", entry=_exp, card="card")' in rules["lremh"]
+    assert "sized_by_input=True" in rules["data"]

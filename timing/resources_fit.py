@@ -1,0 +1,588 @@
+"""Calibrate every rule's declared ``mem_mb`` / ``runtime`` on measured runs (issue 30).
+
+    PYTHONPATH=src python timing/resources_fit.py --run /tmp/paper/repo --run /tmp/smk/repo \
+        [--ipums timing/ipums_results.json --ipums timing/ipums_jobs_fraction_1.json] [--no-dag]
+
+Reads, per run directory, every job log's last line ``resources: cpu_s=… wall_s=… max_rss_mb=…`` (written
+by ldprepro.pipeline.jobsetup for every job), the job's data card (data/processed/<dataset>.json) and the
+run's config.yaml (its ``scale``), and the IPUMS-sized runs on SYNTHETIC data (timing/ipums_run.py's JSON;
+their cards' widths come from timing/ipums_scale.py's variables, checked against a real card of that run
+when --ipums-card is given). It measures the peak RSS of the Snakemake process that wraps a job on a
+cluster node (a dry-run parse of this checkout), fits each family's envelope lines
+(ldprepro.pipeline.resources.fit_envelope) and writes
+
+- ``timing/resources.json``: meta, the model (lines per family, the Snakemake RSS), every measured
+  job (rule, family, dataset rows × width, size, work, peak RSS, wall, CPU, declared mem_mb / runtime),
+  and the cards and config entries they used (tests/test_resources.py re-evaluates the rules' resource
+  callables on them);
+- ``timing/resources.md``: declared vs measured per family, and the whole-paper SLURM estimate (job
+  count from a dry-run DAG with every dataset available, core-hours from the measured CPU), also
+  spliced into docs/cluster.md between ``<!-- resources:begin -->`` and ``<!-- resources:end -->``.
+
+``--render`` rewrites the markdown (and the docs block) from the JSON alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE))
+
+from ldprepro.pipeline import resources as R  # noqa: E402
+from ldprepro.pipeline.parse import experiment_params  # noqa: E402
+
+LINE = re.compile(r"resources: cpu_s=([\d.]+) wall_s=([\d.]+) max_rss_mb=([\d.]+)(?:.*?rule=(\S+))?")
+MEAN_PAPERS = ("hiera", "ldpfl", "dct", "experiments")
+
+
+def figure_entry(config: dict, section: str, figure: str | None, scale: str) -> dict:
+    """A config entry with the scale's ``smoke`` overrides (as common.smk's figure_params)."""
+    entry = dict(config[section] if figure is None else config[section][figure])
+    smoke = entry.pop("smoke", {})
+    if scale == "smoke":
+        entry.update(smoke)
+    return entry
+
+
+def synthetic_entry(config: dict, dataset: str, scale: str) -> dict:
+    """The size a data_synthetic job draws (as common.smk passes it)."""
+    return R.synthetic_entry(config["datasets"], dataset, scale)
+
+
+def classify(rel: str, config: dict, scale: str):
+    """(family, dataset or None, entry key, entry, card needed) of a job log path under logs/, or None."""
+    parts = rel[:-4].split("/")
+    head = parts[0]
+    if head in ("benchmarks", "unavailable"):
+        return None
+    if head == "data":
+        kind, ds = parts[1], parts[2]
+        fam = {
+            "fetch": "data_fetch",
+            "normalise": "data_normalise",
+            "synthetic": "data_synthetic",
+            "ipums": "data_ipums",
+        }
+        if kind == "synthetic":
+            return fam[kind], ds, f"data_synthetic:{ds}", synthetic_entry(config, ds, scale), False
+        return fam[kind], ds, None, None, False
+    if head == "report" or rel == "readme_figures.log":
+        return "tables", None, None, None, False
+    if head == "audit":
+        if parts[1] == "table":
+            return "render", None, None, None, False
+        return "audit_family", None, "audit", figure_entry(config, "audit", None, scale), False
+    if head == "benchmark":
+        if parts[1] == "tables":
+            return "render", None, None, None, False
+        task, panel = parts[1], parts[2]
+        bench = config["benchmark"]
+        entry = {k: v for k, v in bench[task].items() if k not in ("smoke", "panels")}
+        if scale == "smoke":
+            entry.update(bench[task].get("smoke", {}))
+        entry.update(eps=bench["eps"])
+        return f"benchmark_job.{task}", panel.split("__")[0], f"benchmark:{task}", entry, True
+    if head == "bshp":
+        if parts[2] == "figure":
+            return "render", None, None, None, False
+        entry = figure_entry(config, "bshp", parts[1], scale)
+        return "bshp_job", parts[2].split("__")[0], f"bshp:{parts[1]}", entry, True
+    if head == "lremh":
+        if re.fullmatch(r"fig\d+", parts[1]):
+            return "render", None, None, None, False
+        exp = experiment_params(config["lremh"], parts[1], scale)
+        return "lremh_job", exp["dataset"], f"lremh:{parts[1]}", exp, True
+    if head == "ldpfl" and parts[1] == "fig1":
+        if parts[2] == "figure":
+            return "render", None, None, None, False
+        return "ldpfl_fig1_mechanism", None, "ldpfl:fig1", figure_entry(config, "ldpfl", "fig1", scale), False
+    if head == "ldpfl" and parts[1] == "fig4":
+        return "ldpfl_fig4", None, "ldpfl:fig4", figure_entry(config, "ldpfl", "fig4", scale), False
+    if head in MEAN_PAPERS and len(parts) == 3:
+        if parts[2] == "figure":
+            return "render", None, None, None, False
+        entry = figure_entry(config, head, parts[1], scale)
+        return f"figure_job.{entry['kind']}", parts[2].split("__")[0], f"{head}:{parts[1]}", entry, True
+    return None
+
+
+def raw_mb(run: Path, dataset: str) -> float:
+    """Size of a dataset's raw input files (data_normalise's ``input.size_mb``)."""
+    files = [p for p in (run / "data" / "raw" / dataset).glob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files) / 1e6
+
+
+def read_run(run: Path, label: str):
+    """Every measured job of a run directory, with its card and entry (see module docstring)."""
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    scale = config["scale"]
+    jobs, cards, entries = [], {}, {}
+    for log in sorted((run / "logs").rglob("*.log")):
+        rel = log.relative_to(run / "logs").as_posix()
+        text = log.read_text(errors="replace").strip().splitlines()
+        m = LINE.search(text[-1]) if text else None
+        got = classify(rel, config, scale) if m else None
+        if not got:
+            continue
+        fam, ds, key, entry, needs_card = got
+        card = None
+        if needs_card:
+            path = run / "data" / "processed" / f"{ds}.json"
+            card = R.card_summary(json.loads(path.read_text()), str(path))
+            cards[ds] = list(card)
+        if key:
+            entries[key] = entry
+        input_mb = raw_mb(run, ds) if fam == "data_normalise" else 0.0
+        size, work = R.job_sizes(fam, entry, card, input_mb)
+        cpu, wall, rss = (float(v) for v in m.groups()[:3])
+        jobs.append(
+            dict(
+                source=label,
+                scale=scale,
+                job=rel,
+                family=fam,
+                dataset=ds,
+                entry=key,
+                input_mb=round(input_mb, 3),
+                rows=card[0] if card else None,
+                width=card[1] if card else None,
+                size=size,
+                work=work,
+                max_rss_mb=rss,
+                wall_s=wall,
+                cpu_s=cpu,
+            )
+        )
+    return jobs, {label: {"cards": cards, "entries": entries, "scale": scale}}
+
+
+def ipums_cards(config: dict, card_check: list[Path]) -> dict:
+    """(rows unknown, width) of the synthetic IPUMS datasets from timing/ipums_scale.py's variables."""
+    import ipums_scale
+
+    widths = {}
+    for ds, entry in config["datasets"].items():
+        if entry.get("kind") != "ipums":
+            continue
+        opts = entry["options"]
+        width = len(opts.get("numeric") or {})
+        for var, cfg in (opts.get("categorical") or {}).items():
+            cats = ipums_scale.VARIABLES[var][1] or {}
+            missing = set((cfg or {}).get("missing_codes", []))
+            width += max(1, len([c for c in cats if c not in missing]))
+        widths[ds] = width
+    for path in card_check:
+        card = json.loads(path.read_text())
+        got = R.card_summary(card, str(path))[1]
+        if widths.get(card["dataset"]) != got:
+            raise SystemExit(f"{path}: width {got} != {widths.get(card['dataset'])} from ipums_scale.py")
+    return widths
+
+
+def read_ipums(paths: list[Path], card_check: list[Path]):
+    """The IPUMS-sized jobs (figure jobs and data_ipums) of timing/ipums_run.py's JSON files."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    widths = ipums_cards(config, card_check)
+    jobs, cards, entries = [], {}, {}
+    for path in paths:
+        data = json.loads(path.read_text())
+        label = f"ipums:{path.name}"
+        for fig in data["figures"]:
+            paper, figure = fig["figure"].split("/")
+            for j in fig["jobs"]:
+                if "__" not in j["job"]:
+                    fam, ds, key, entry, card = "render", None, None, None, None
+                else:
+                    ds = j["job"].split("__")[0]
+                    entry = figure_entry(config, paper, figure, "paper")
+                    fam, key = f"figure_job.{entry['kind']}", f"{paper}:{figure}"
+                    card = (int(j["n_users"]), widths.get(ds, 1))
+                    cards[ds] = list(card)
+                    entries[key] = entry
+                size, work = R.job_sizes(fam, entry, card)
+                name = f"{fig['figure']}/{j['job']}"
+                jobs.append(
+                    dict(
+                        source=label,
+                        scale="paper",
+                        job=name,
+                        family=fam,
+                        dataset=ds,
+                        entry=key,
+                        input_mb=0.0,
+                        rows=card[0] if card else None,
+                        width=card[1] if card else None,
+                        size=size,
+                        work=work,
+                        max_rss_mb=j["max_rss_mb"],
+                        wall_s=j["s"],
+                        cpu_s=j["cpu_time_s"],
+                    )
+                )
+        for j in data.get("data_jobs", []):
+            if not j["job"].startswith("ipums_"):
+                continue
+            jobs.append(
+                dict(
+                    source=label,
+                    scale="paper",
+                    job=f"data/ipums/{j['job']}",
+                    family="data_ipums",
+                    dataset=j["job"],
+                    entry=None,
+                    input_mb=0.0,
+                    rows=None,
+                    width=None,
+                    size=0,
+                    work=0,
+                    max_rss_mb=j["max_rss_mb"],
+                    wall_s=j["s"],
+                    cpu_s=j["cpu_time_s"],
+                )
+            )
+    return jobs, {"ipums": {"cards": cards, "entries": entries, "scale": "paper"}}
+
+
+def _snakemake(args: list[str], tmp: str, env: dict) -> str:
+    """Run Snakemake on this checkout in ``tmp``; its stdout, or an error carrying its stderr."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *args,
+        "--cores",
+        "1",
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        tmp,
+        "--configfile",
+        str(ROOT / "config.yaml"),
+        "--config",
+        "scale=paper",
+        "--workflow-profile",
+        "none",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def snakemake_rss_mb() -> float:
+    """Peak RSS (MB) of a Snakemake process parsing this workflow: the wrapper of every cluster job."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with tempfile.TemporaryDirectory() as tmp:
+        _snakemake(["-n", "-q"], tmp, env)
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+
+
+def dag_jobs() -> list[tuple[str, str]]:
+    """(rule, first output) of every job of the whole-paper run with every dataset available (IPUMS
+    key and WISDM included): a forced dry run of this checkout in an empty directory whose
+    availability record says every dataset can be obtained."""
+    from ldprepro.data.availability import fingerprint
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    extract_dir = config.get("ipums", {}).get("extract_dir", "")
+    env = {k: v for k, v in os.environ.items() if k != "LDPREPRO_DATA_MIRROR"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    record = {
+        "datasets": {
+            name: {
+                "available": True,
+                "reason": "",
+                "fingerprint": fingerprint(entry, "", extract_dir),
+                "decided_at": 1e10,
+            }
+            for name, entry in config["datasets"].items()
+        }
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "results").mkdir()
+        (Path(tmp) / "results" / "availability.json").write_text(json.dumps(record))
+        out = _snakemake(["-n", "--forceall"], tmp, env)
+    jobs, rule = [], None
+    for line in out.splitlines():
+        if m := re.match(r"^(?:local)?rule (\S+):$", line.strip()):
+            rule = m.group(1)
+        elif rule and line.strip().startswith("output:"):
+            jobs.append((rule, line.split(":", 1)[1].strip().split(",")[0].strip()))
+            rule = None
+        elif rule and line.strip().startswith("jobid:") is False and line.strip() == "":
+            pass
+    return jobs
+
+
+def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
+    """(family, figure key) of a DAG job; None for target-only rules (no resources, run locally)."""
+    parts = output.split("/")
+    if rule == "figure_job":
+        return f"figure_job.{config[parts[1]][parts[2]]['kind']}", f"{parts[1]}/{parts[2]}"
+    if rule == "benchmark_job":
+        return f"benchmark_job.{parts[2]}", f"benchmark/{parts[2]}"
+    if rule == "bshp_job":
+        return "bshp_job", f"bshp/{parts[2]}"
+    if rule.startswith("lremh_job_"):
+        return "lremh_job", "lremh/" + rule[len("lremh_job_") :]
+    if rule in (
+        "data_fetch",
+        "data_normalise",
+        "data_synthetic",
+        "data_ipums",
+        "audit_family",
+        "ldpfl_fig1_mechanism",
+        "ldpfl_fig4",
+    ):
+        return rule, rule
+    if rule.startswith(("figure_", "bshp_figure_", "lremh_figure_")) or rule in (
+        "ldpfl_fig1",
+        "audit",
+        "benchmark_tables",
+    ):
+        return "render", "render"
+    if rule in ("report_tables", "readme_figures", "data_cards", "report_claims") or rule.startswith(
+        ("claims_forest_", "caption")
+    ):
+        return "tables", "tables"
+    return None
+
+
+def output_dataset(rule: str, output: str) -> str:
+    name = output.rsplit("/", 1)[-1].split(".")[0]
+    if rule.startswith("data_"):
+        return output.split("/")[2].split(".")[0]
+    return name.split("__")[0]
+
+
+def fit(jobs: list[dict], rss_mb: float) -> dict:
+    """Envelope lines per family and each job's declaration under them."""
+    by_family = defaultdict(list)
+    for j in jobs:
+        by_family[j["family"]].append(j)
+    lines = {}
+    for fam, js in sorted(by_family.items()):
+        am, bm = R.fit_envelope([(j["size"], j["max_rss_mb"]) for j in js])
+        at, bt = R.fit_envelope([(j["work"], j["wall_s"]) for j in js])
+        lines[fam] = {"mem": [round(am, 3), float(f"{bm:.6g}")], "time": [round(at, 3), float(f"{bt:.6g}")]}
+        # rounding must not move the line under a point
+        for key, ys, xs in (("mem", "max_rss_mb", "size"), ("time", "wall_s", "work")):
+            a, b = lines[fam][key]
+            short = max(j[ys] - (a + b * j[xs]) for j in js)
+            if short > 0:
+                lines[fam][key][0] = round(a + short + 0.001, 3)
+    model = R.Model(lines, rss_mb)
+    for j in jobs:
+        j["declared_mem_mb"], j["declared_runtime_min"] = model.declare(j["family"], j["size"], j["work"])
+    return {
+        "lines": lines,
+        "snakemake_rss_mb": round(rss_mb, 1),
+        "safety_mem": R.SAFETY_MEM,
+        "safety_time": R.SAFETY_TIME,
+        "runtime_allowance_min": R.RUNTIME_ALLOWANCE_MIN,
+    }
+
+
+def cluster_estimate(jobs: list[dict], dag: list[tuple[str, str]]) -> list[dict]:
+    """Per family of the whole-paper DAG: job count, core-hours (each job's CPU: a measured job of the
+    same figure and dataset class at paper size, else the family's), peak memory measured/declared."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    paper = [j for j in jobs if j["scale"] == "paper"]
+
+    def cls(ds):
+        return "ipums" if ds and ds.startswith("ipums_") else "other"
+
+    def mean(xs):
+        return sum(xs) / len(xs) if xs else None
+
+    keyed = defaultdict(list)
+    for j in paper:
+        fig = "/".join(j["job"].split("/")[:2])
+        keyed[(j["family"], fig, cls(j["dataset"]))].append(j["cpu_s"])
+        keyed[(j["family"], cls(j["dataset"]))].append(j["cpu_s"])
+        keyed[(j["family"],)].append(j["cpu_s"])
+    rows = defaultdict(lambda: {"jobs": 0, "cpu_s": 0.0, "estimated": 0})
+    for rule, output in dag:
+        got = dag_family(rule, output, config)
+        if not got:
+            continue
+        fam, fig = got
+        c = cls(output_dataset(rule, output))
+        for key in ((fam, fig, c), (fam, c), (fam,), (R.FALLBACK.get(fam, fam),)):
+            if keyed.get(key):
+                cpu = mean(keyed[key])
+                break
+        else:
+            cpu = 0.0
+        row = rows[fam]
+        row["jobs"] += 1
+        row["cpu_s"] += cpu
+        row["estimated"] += key != (fam, fig, c)
+    out = []
+    for fam, row in sorted(rows.items()):
+        measured = [j for j in jobs if j["family"] == fam]
+        out.append(
+            dict(
+                family=fam,
+                jobs=row["jobs"],
+                core_hours=round(row["cpu_s"] / 3600, 2),
+                from_family_mean=row["estimated"],
+                peak_rss_mb=max((j["max_rss_mb"] for j in measured), default=None),
+                declared_mem_mb=max((j["declared_mem_mb"] for j in measured), default=None),
+            )
+        )
+    return out
+
+
+def family_table(data: dict) -> list[str]:
+    """Declared vs measured per family (the job with the largest peak, the one with the longest wall)."""
+    lines = [
+        "| family | measured jobs (smoke / paper / IPUMS-sized) | largest peak RSS, MB (job) | declared mem_mb there "
+        "| longest wall, s (job) | declared runtime there, min | tightest declared / (measured × factor), mem · time |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by_family = defaultdict(list)
+    for j in data["jobs"]:
+        by_family[j["family"]].append(j)
+    m = data["model"]
+    for fam, js in sorted(by_family.items()):
+        n_smoke = sum(j["scale"] == "smoke" for j in js)
+        n_ipums = sum(j["source"].startswith("ipums:") for j in js)
+        n_paper = len(js) - n_smoke - n_ipums
+        big = max(js, key=lambda j: j["max_rss_mb"])
+        slow = max(js, key=lambda j: j["wall_s"])
+        rmem = min(j["declared_mem_mb"] / (j["max_rss_mb"] * m["safety_mem"]) for j in js)
+        rtime = min(j["declared_runtime_min"] * 60 / (j["wall_s"] * m["safety_time"]) for j in js if j["wall_s"] > 0)
+        lines.append(
+            f"| {fam} | {n_smoke} / {n_paper} / {n_ipums} | {big['max_rss_mb']:,.0f} ({big['job']}) | "
+            f"{big['declared_mem_mb']:,} | {slow['wall_s']:,.0f} ({slow['job']}) | {slow['declared_runtime_min']} | "
+            f"{rmem:.2f} · {rtime:.2f} |"
+        )
+    return lines
+
+
+def cluster_block(data: dict) -> list[str]:
+    """The whole-paper SLURM estimate (docs/cluster.md's generated block)."""
+    est = data["cluster"]
+    total_jobs = sum(r["jobs"] for r in est)
+    total_h = sum(r["core_hours"] for r in est)
+    lines = [
+        f"Whole-paper run, every dataset available (IPUMS key, WISDM): **{total_jobs} jobs**, about "
+        f"**{total_h:.1f} core-hours** of job CPU (every job is single-threaded), the largest job peaking at "
+        f"**{max(r['peak_rss_mb'] or 0 for r in est):,.0f} MB** measured. Per family:",
+        "",
+        "| family | jobs | core-hours | jobs costed by the family's mean | peak RSS measured, MB | largest mem_mb declared for a measured job |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in est:
+        peak = f"{r['peak_rss_mb']:,.0f}" if r["peak_rss_mb"] is not None else "not measured"
+        decl = f"{r['declared_mem_mb']:,}" if r["declared_mem_mb"] is not None else "fallback"
+        lines.append(
+            f"| {r['family']} | {r['jobs']} | {r['core_hours']:.2f} | {r['from_family_mean']} | {peak} | {decl} |"
+        )
+    lines += [
+        "",
+        "Job count: a forced dry run of this checkout with every dataset marked obtainable. Core-hours: each "
+        "job's measured CPU time at paper size (IPUMS-sized jobs: the SYNTHETIC IPUMS-format run, "
+        "timing/ipums_run.py) where a job of the same figure and dataset class was measured, else the mean of "
+        "its family's measured jobs of that class (counted in the fourth column). Generated by "
+        "timing/resources_fit.py from " + ", ".join(data["meta"]["sources"]) + ".",
+    ]
+    return lines
+
+
+def render(data: dict) -> str:
+    m = data["model"]
+    out = [
+        "# Declared vs measured job resources",
+        "",
+        "Generated by `timing/resources_fit.py` from " + ", ".join(data["meta"]["sources"]) + " (do not edit).",
+        "",
+        f"Model (src/ldprepro/pipeline/resources.py): per family, the upper envelope of the measured jobs, "
+        f"peak RSS against size (rows × one-hot width of the dataset, or Monte-Carlo users) and wall against "
+        f"work (users × width × fits, users × ε count × repetitions, ...); declared "
+        f"`mem_mb = ceil100(({m['safety_mem']} × envelope + {m['snakemake_rss_mb']:.0f} MB Snakemake wrapper) × attempt)`, "
+        f"`runtime = ceil(({m['safety_time']} × envelope / 60 + {m['runtime_allowance_min']} min) × attempt)`. "
+        f"Safety factors: memory {m['safety_mem']}, time {m['safety_time']}. Wall times were measured on a shared "
+        "2-core machine under load (wall ≈ 1–5 × CPU), so on a dedicated cluster core the runtime is generous.",
+        "",
+        "## Per family (attempt 1)",
+        "",
+        *family_table(data),
+        "",
+        "## Whole-paper run on SLURM",
+        "",
+        *cluster_block(data),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def splice(doc: Path, block: list[str]) -> None:
+    """Put ``block`` between docs/cluster.md's resources markers."""
+    text = doc.read_text()
+    begin, end = "<!-- resources:begin -->", "<!-- resources:end -->"
+    if begin not in text or end not in text:
+        raise SystemExit(f"{doc}: markers {begin} / {end} missing")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(head + begin + "\n" + "\n".join(block) + "\n" + end + tail)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", type=Path, action="append", default=[], help="a run directory (logs/, config.yaml)")
+    ap.add_argument("--ipums", type=Path, action="append", default=[], help="timing/ipums_run.py JSON")
+    ap.add_argument("--ipums-card", type=Path, action="append", default=[], help="a card of that run, to check widths")
+    ap.add_argument("--out", type=Path, default=HERE / "resources.json")
+    ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "cluster.md")
+    ap.add_argument("--render", action="store_true", help="only rewrite the markdown from the JSON")
+    args = ap.parse_args(argv)
+    if args.render:
+        data = json.loads(args.out.read_text())
+    else:
+        jobs, inputs, sources = [], {}, []
+        for run in args.run:
+            js, inp = read_run(run, str(run))
+            print(f"{run}: {len(js)} jobs", flush=True)
+            jobs += js
+            inputs.update(inp)
+            sources.append(f"{run} ({len(js)} jobs, scale {inp[str(run)]['scale']})")
+        if args.ipums:
+            js, inp = read_ipums(args.ipums, args.ipums_card)
+            jobs += js
+            inputs.update(inp)
+            sources.append(
+                ", ".join(f"timing/{p.name}" for p in args.ipums) + f" ({len(js)} IPUMS-sized jobs, SYNTHETIC data)"
+            )
+        meta = {"sources": sources, "note": "generated by timing/resources_fit.py; do not edit"}
+        # the workflow parses only with a calibration file: first one without the wrapper's RSS
+        # (when none exists yet), then measure that RSS on the parse and fit again
+        if not args.out.exists():
+            args.out.write_text(json.dumps({"meta": meta, "model": fit(jobs, 0.0), "jobs": []}) + "\n")
+        rss = snakemake_rss_mb()
+        print(f"snakemake wrapper peak RSS {rss:.0f} MB", flush=True)
+        data = {"meta": meta, "model": fit(jobs, rss), "inputs": inputs, "jobs": jobs}
+        data["cluster"] = cluster_estimate(jobs, dag_jobs())
+        args.out.write_text(json.dumps(data, indent=1) + "\n")
+    args.out.with_suffix(".md").write_text(render(data))
+    splice(args.doc, cluster_block(data))
+    print(f"wrote {args.out}, {args.out.with_suffix('.md')}, {args.doc}")
+
+
+if __name__ == "__main__":
+    main()
