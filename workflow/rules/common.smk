@@ -91,7 +91,7 @@ RESOURCE_MODEL = job_resources.load_model(Path(workflow.basedir) / "timing" / "r
 
 
 def res(family, entry=None, card=None, sized_by_input=False):
-    """mem_mb / runtime callables of a rule (ldprepro.pipeline.resources.callables): ``family`` a
+    """The mem_mb and runtime callables (ldprepro.pipeline.resources.callables) of a family of rules. ``family`` a
     model family or a function of the wildcards; ``entry`` the job's config entry (or a function of
     the wildcards); ``card`` the name of the input that is the dataset's data card;
     ``sized_by_input``: sized by input.size_mb (data rules)."""
