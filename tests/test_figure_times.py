@@ -301,9 +301,32 @@ def test_targets_report_each_target_with_its_floor():
             }
         ],
     }
-    offline = tg.offline_target(figures)
-    assert not offline["met"] and "take 1.7 min CPU" in offline["explanation"]  # floor 100 s
-    assert "run at 4.0× it" in offline["explanation"] and "take 3.3 min CPU" in offline["explanation"]
+    assert not tg.offline_target(figures)["met"]  # no run_workflow record: not measured, never met
+    assert tg.offline_target(figures)["measured"].startswith("not measured")
+    accounts = {
+        "run_wall_s": 420.0,
+        "run_cpu_s": 840.0,
+        "cores": 2,
+        "jobs": 200,
+        "load_before": 0.5,
+        "fixed_cpu_s": 126.0,
+        "fixed_share": 0.15,
+        "snakemake_cpu_s": 40.0,
+        "setup_cpu_s": 60.0,
+        "outside_jobs_cpu_s": 26.0,
+        "work_cpu_s": 714.0,
+        "floor_s": 240.0,
+    }
+    offline = tg.offline_target({**figures, "accounts": {"totals": accounts}})
+    assert not offline["met"] and offline["measured"].startswith("7.0 min wall, 14.0 min CPU over 200 jobs")
+    assert "cannot take less than 7.0 min" in offline["explanation"]
+    assert "take 1.7 min CPU and the jobs they model run at 4.0× it" in offline["explanation"]  # floor 100 s
+    assert "add to 4.0 min CPU, 2.0 min on 2 cores" in offline["explanation"]
+    assert tg.offline_target({**figures, "accounts": {"totals": {**accounts, "run_wall_s": 299.0}}})["met"]
+    fixed = tg.fixed_cost_target({**figures, "accounts": {"totals": accounts}})
+    assert not fixed["met"] and fixed["measured"].startswith("15.0% (2.1 of 14.0 min CPU, 200 jobs)")
+    assert "0.30 s of start-up, 0.20 s of Snakemake" in fixed["explanation"]
+    assert tg.fixed_cost_target({**figures, "accounts": {"totals": {**accounts, "fixed_share": 0.1}}})["met"]
     every = tg.every_figure_target(figures, ipums)
     assert not every["met"]
     # SGD jobs 8000 s; free: 1000 + 1000 + 2000 = 4000 s; rest 9000 − 8000 = 1000; floor 600 + 1000 + 4000
@@ -351,3 +374,34 @@ def test_an_incomplete_ipums_run_never_meets_or_decides_the_every_figure_target(
     ipums["totals"]["ipums_panels_projected_cpu_s"] = job["projected_cpu_s_full_size"] = 9000.0
     every = tg.every_figure_target(figures, ipums)  # already over the target without the missing figure
     assert not every["met"] and not every["explanation"].startswith("NOT DECIDED")
+
+
+def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path):
+    """Issue 27.1: Snakemake's own CPU + every job's line + what lies outside them is the run's CPU;
+    a job's fixed cost is its CPU up to ready(); the floors are priced per job where modelled."""
+    ca = _load_benchmark_module("cpu_accounts")
+    logs = tmp_path / "logs"
+    (logs / "dct" / "fig2").mkdir(parents=True)
+    (logs / "report").mkdir()
+    line = "2026-01-01 INFO ldprepro: resources: cpu_s={} wall_s={} max_rss_mb={} setup_cpu_s={} rule={}\n"
+    (logs / "dct" / "fig2" / "synth__pm.log").write_text("started\n" + line.format(10.0, 6.0, 300.0, 0.8, "figure_job"))
+    (logs / "dct" / "fig2" / "figure.log").write_text(line.format(3.0, 4.0, 250.0, 1.5, "figure_dct_fig2"))
+    (logs / "report" / "old.log").write_text("resources: cpu_s=2.0 wall_s=2.0 max_rss_mb=100.0\n")  # before ready()
+    (logs / "report" / "none.log").write_text("no resources line\n")
+    jobs = ca.read_job_logs(logs)
+    assert sorted(jobs["log"]) == ["dct/fig2/figure", "dct/fig2/synth__pm", "report/old"]
+    jobs["family"] = jobs["rule"].map(ca.rule_family)
+    assert set(jobs["family"]) == {"figure_job", "figure (render + claims)", "?"}
+    model = {"dct/fig2/synth__pm": {"fits": 0, "flops": 0.0, "random_numbers": 1e9}}
+    jobs["floor_s"] = ca.job_floors(jobs, model.get, 2e-9, 1e-9, {})
+    run = {"snakemake_cpu_s": 4.0, "children_cpu_s": 20.0, "wall_s": 12.0, "cores": 2, "command": "snakemake"}
+    acc = ca.accounts(jobs, run)
+    t = acc["totals"]
+    assert t["jobs_cpu_s"] == 15.0 and t["run_cpu_s"] == 24.0 and t["outside_jobs_cpu_s"] == 5.0
+    assert t["setup_cpu_s"] == 2.3 and t["jobs_without_setup"] == 1
+    assert t["fixed_cpu_s"] == 4.0 + 2.3 + 5.0 and abs(t["fixed_share"] - 11.3 / 24.0) < 1e-12
+    assert t["floor_s"] == 2.0 and t["floor_jobs_cpu_s"] == 10.0  # 1e9 uniforms at 2 ns
+    by_family = {r["family"]: r for r in acc["rules"]}
+    assert by_family["figure_job"]["work_cpu_s"] == 9.2
+    text = "\n".join(ca.markdown(acc, 2e-9, 1e-9))
+    assert "**47.1% of the run's CPU**" in text and "| figure_job | 1 | 10.0 s | 0.8 s | 9.2 s |" in text

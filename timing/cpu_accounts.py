@@ -165,8 +165,9 @@ def markdown(acc: dict, sec_per_draw: float, sec_per_madd: float) -> list[str]:
     if "run_cpu_s" in t:
         share = t["fixed_share"]
         lines += [
-            f"`{t['command']}` took {_s(t['run_wall_s'])} wall on {t['cores']} cores (load average "
-            f"{t['load_before']:.2f} when it started) and {_s(t['run_cpu_s'])} CPU in all: Snakemake's own process "
+            f"`{t['command']}` took {_s(t['run_wall_s'])} wall on {t['cores']} cores"
+            + (f" (load average {t['load_before']:.2f} when it started)" if t.get("load_before") is not None else "")
+            + f" and {_s(t['run_cpu_s'])} CPU in all: Snakemake's own process "
             f"{_s(t['snakemake_cpu_s'])}, the {t['jobs']} jobs' own processes {_s(t['jobs_cpu_s'])} (of which "
             f"{_s(t['setup_cpu_s'])} fixed cost: interpreter, script preamble and imports up to `ready()`), and "
             f"{_s(t['outside_jobs_cpu_s'])} outside the jobs' own lines (the shells the jobs start in). Fixed cost "
