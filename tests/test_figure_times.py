@@ -405,3 +405,15 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert by_family["figure_job"]["work_cpu_s"] == 9.2
     text = "\n".join(ca.markdown(acc, 2e-9, 1e-9))
     assert "**47.1% of the run's CPU**" in text and "| figure_job | 1 | 10.0 s | 0.8 s | 9.2 s |" in text
+
+
+def test_the_suite_target_reads_pytests_summary_line(tmp_path):
+    st = _load_benchmark_module("suite_time")
+    log = tmp_path / "ci.log"
+    log.write_text("....\n=== 2,126 passed\n" + "2126 passed, 3 skipped, 1 warning in 543.21s (0:09:03)\n")
+    rec = st.main(["--log", str(log), "--out", str(tmp_path / "suite.json")])
+    assert (rec["passed"], rec["skipped"], rec["failed"], rec["pytest_seconds"]) == (2126, 3, 0, 543.21)
+    tg = _load_benchmark_module("targets")
+    assert tg.suite_target(rec)["met"] and tg.suite_target(rec)["measured"].startswith("9.1 min (2,126 passed")
+    assert not tg.suite_target({**rec, "failed": 1})["met"]
+    assert not tg.suite_target({**rec, "pytest_seconds": 601.0})["met"]
