@@ -127,7 +127,7 @@ class HR(FrequencyOracle):
         if y.ndim != 1:
             raise ValueError(f"HR reports must be a 1-d array of outputs, got shape {y.shape}")
         if y.size and (y.min() < 0 or y.max() >= self.K):
-            raise ValueError(f"HR reports must lie in 0..{self.K - 1}, got {y[(y < 0) | (y >= self.K)][0]!r}")
+            raise ValueError(f"HR reports must lie in 0..{self.K - 1}, got {y[(y < 0) | (y >= self.K)][0].item()!r}")
         return self.support_from_histogram(np.bincount(y.astype(np.int64), minlength=self.K))
 
     def support_from_histogram(self, hist: Any) -> np.ndarray:

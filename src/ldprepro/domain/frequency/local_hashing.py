@@ -143,7 +143,7 @@ class LocalHashing(FrequencyOracle):
             raise ValueError(f"seeds and y must be 1-d of equal length, got shapes {seeds.shape} and {y.shape}")
         if y.size and (y.min() < 0 or y.max() >= self.g):
             bad = y[(y < 0) | (y >= self.g)][0]
-            raise ValueError(f"reported hash values must lie in 0..{self.g - 1}, got {bad!r}")
+            raise ValueError(f"reported hash values must lie in 0..{self.g - 1}, got {bad.item()!r}")
         return seeds.astype(np.uint64), y.astype(np.int64)
 
     def support_counts(self, reports: Any) -> np.ndarray:

@@ -88,7 +88,9 @@ class SS(FrequencyOracle):
             raise ValueError(f"reports must be rows of {self.k} bits with exactly d={self.d} ones")
         xa = np.asarray(x)
         flat = self._validate(xa.reshape(-1)).reshape(xa.shape)
-        inside = np.take_along_axis(r, flat[..., None], axis=-1)[..., 0]
+        shape = np.broadcast_shapes(flat.shape, r.shape[:-1])
+        idx = np.broadcast_to(flat, shape)[..., None]
+        inside = np.take_along_axis(np.broadcast_to(r, shape + (self.k,)), idx, axis=-1)[..., 0]
         log_z = _log_comb(self.k - 1, self.d - 1) + self.eps
         log_z = np.logaddexp(log_z, _log_comb(self.k - 1, self.d)) if self.d < self.k else log_z
         return self.eps * inside - log_z
@@ -153,48 +155,75 @@ class SS(FrequencyOracle):
         k − x, histogram B).
         """
         c = _check_true_counts(true_counts, self.k)
-        if size is None:
-            return self._draw_joint(c, rng)
-        return np.stack([self._draw_joint(c, rng) for _ in range(int(size))])
+        draws = 1 if size is None else int(size)
+        out = np.concatenate(
+            [self._draw_joint(c, rng, min(_DRAWS_PER_BLOCK, draws - s)) for s in range(0, draws, _DRAWS_PER_BLOCK)]
+        )
+        return out[0] if size is None else out
 
-    def _draw_joint(self, c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def _draw_joint(self, c: np.ndarray, rng: np.random.Generator, draws: int) -> np.ndarray:
+        """``draws`` independent draws at once (the state is vectorised over them)."""
         k, d = self.k, self.d
         levels = np.arange(d + 1)
-        kept = rng.binomial(c, self.p_true)
-        # A: users whose own value is ahead; rows (kept, not kept) × need level
-        a = np.zeros((2, d + 1), dtype=np.int64)
-        a[0, d - 1] = kept.sum()
-        a[1, d] = c.sum() - kept.sum()
-        b = np.zeros(d + 1, dtype=np.int64)  # users whose own value is behind (kept no longer matters)
-        out = np.empty(k, dtype=np.int64)
+        kept_all = rng.binomial(c, self.p_true, size=(draws, k))
+        # A: users whose own value is ahead, (draws, 2·(d+1)): columns kept × level, then not kept × level
+        a = np.zeros((draws, 2 * (d + 1)), dtype=np.int64)
+        a[:, d - 1] = kept_all.sum(axis=1)
+        a[:, 2 * d + 1] = c.sum() - kept_all.sum(axis=1)
+        a_total = int(c.sum())  # the same in every draw
+        b = np.zeros((draws, d + 1), dtype=np.int64)  # users whose own value is behind
+        out = np.empty((draws, k), dtype=np.int64)
         for x in range(k):
-            leaving = np.zeros((2, d + 1), dtype=np.int64)
-            if c[x]:
-                occ = np.flatnonzero(a.reshape(-1))
-                leaving.reshape(-1)[occ] = rng.multivariate_hypergeometric(a.reshape(-1)[occ], int(c[x]))
-                a -= leaving
-            support = int(leaving[0].sum())  # value-x users who kept x
-            for row, pool in ((a[0], k - x - 1), (a[1], k - x - 1), (b, k - x)):
-                support += _take(row, pool, levels, rng)
-            b += leaving.sum(axis=0)
-            out[x] = support
+            leaving = _hypergeometric_rows(a, a_total, int(c[x]), rng)
+            a -= leaving
+            a_total -= int(c[x])
+            support = leaving[:, : d + 1].sum(axis=1)  # value-x users who kept x
+            support += _take(a[:, : d + 1], k - x - 1, levels, rng)
+            support += _take(a[:, d + 1 :], k - x - 1, levels, rng)
+            support += _take(b, k - x, levels, rng)
+            b += leaving[:, : d + 1] + leaving[:, d + 1 :]
+            out[:, x] = support
         return out
 
 
-def _take(row: np.ndarray, pool: int, levels: np.ndarray, rng: np.random.Generator) -> int:
-    """Users of histogram ``row`` (by need level) who take the next element of a pool of ``pool``
-    elements: Binomial(row[j], j / pool) at each occupied level j; moves them down a level in place."""
-    occ = np.flatnonzero(row)
+#: draws of :meth:`SS.sample_support_counts` vectorised together (bounds the state to ~draws·4d ints)
+_DRAWS_PER_BLOCK = 2000
+
+
+def _hypergeometric_rows(colors: np.ndarray, total: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Per row of ``colors`` (each row summing to ``total``): a multivariate hypergeometric draw of
+    ``m`` items, by the marginals method (one univariate hypergeometric per occupied column, vectorised
+    over the rows)."""
+    out = np.zeros_like(colors)
+    if m == 0:
+        return out
+    occ = np.flatnonzero(colors.any(axis=0))
+    remaining_total = np.full(colors.shape[0], total, dtype=np.int64)
+    remaining_m = np.full(colors.shape[0], m, dtype=np.int64)
+    for j in occ[:-1]:
+        good = colors[:, j]
+        remaining_total -= good
+        got = rng.hypergeometric(good, remaining_total, remaining_m)
+        out[:, j] = got
+        remaining_m -= got
+    out[:, occ[-1]] = remaining_m
+    return out
+
+
+def _take(rows: np.ndarray, pool: int, levels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Users of the histograms ``rows`` (draws × need level) who take the next element of a pool of
+    ``pool`` elements: Binomial(rows[:, j], j / pool) at each occupied level j; moves them down a level
+    in place and returns how many took it per row."""
+    occ = np.flatnonzero(rows.any(axis=0))
     if occ.size == 0:
-        return 0
-    lo, hi = occ[0], occ[-1] + 1
-    took = rng.binomial(row[lo:hi], levels[lo:hi] / pool)
-    row[lo:hi] -= took
-    if lo > 0:
-        row[lo - 1 : hi - 1] += took
-    else:  # level 0 never takes (probability 0)
-        row[: hi - 1] += took[1:]
-    return int(took.sum())
+        return np.zeros(rows.shape[0], dtype=np.int64)
+    lo, hi = max(int(occ[0]), 1), int(occ[-1]) + 1  # level 0 never takes
+    if lo >= hi:
+        return np.zeros(rows.shape[0], dtype=np.int64)
+    took = rng.binomial(rows[:, lo:hi], levels[lo:hi] / pool)
+    rows[:, lo:hi] -= took
+    rows[:, lo - 1 : hi - 1] += took
+    return took.sum(axis=1)
 
 
 def _log_comb(n: int, r: int) -> float:
