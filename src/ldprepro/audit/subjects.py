@@ -254,8 +254,8 @@ ORACLE_SOURCES = {
     "grr": "Kairouz et al. 2016",
     "sue": "Wang et al. 2017",
     "oue": "Wang et al. 2017",
-    "olh": "Wang et al. 2017 §4.4",
-    "blh": "Wang et al. 2017 §4.4",
+    "olh": "Wang et al. 2017 Sec. 4",
+    "blh": "Wang et al. 2017 Sec. 4",
     "ss": "Ye & Barg 2018",
     "hr": "Acharya, Sun & Zhang 2019",
 }

@@ -1,4 +1,4 @@
-"""Local hashing (Wang, Blocki, Li, Jha, USENIX Security 2017, §4.4): :class:`LocalHashing`, its
+"""Local hashing (Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4): :class:`LocalHashing`, its
 optimised (:class:`OLH`, g = round(e^ε) + 1) and binary (:class:`BLH`, g = 2) instances, and the
 hash family :func:`splitmix_hash`.
 
@@ -8,11 +8,11 @@ value x, the reports that *support* it: y = H(x). Notation of ``ldprepro.domain.
 
 * ``p_true`` = Pr(y = H(v) | v) = e^ε/(e^ε + g − 1) (GRR over g values);
 * ``p_other`` = Pr(y = H(x) | v), x ≠ v, = 1/g exactly when H(x) is uniform on [g] and independent of
-  H(v) (Wang et al. 2017 §4.4: "q* = 1/g");
+  H(v) (Wang et al. 2017 Sec. 4: "q* = 1/g");
 
 and the estimator (c_x − n/g)/(p_true − 1/g) is unbiased with the exact variance of
 :meth:`FrequencyOracle.count_variance`; with c_x = 0 and g = e^ε + 1 it is Wang et al.'s
-Var* = n·4e^ε/(e^ε − 1)² (§4.4), which does not depend on k.
+Var* = n·4e^ε/(e^ε − 1)², which does not depend on k (Sec. 4).
 
 **Hash family (stated, seeded, recorded).** The idealised family is a uniformly random function:
 every H(x) independent and uniform on [g]. Then, for one user, the indicators 1[y = H(x)] over the
@@ -75,7 +75,7 @@ def splitmix_hash(seeds: Any, x: Any, g: int) -> np.ndarray:
 
 
 class LocalHashing(FrequencyOracle):
-    """Local hashing with hash range ``g`` (Wang et al. 2017 §4.4; see the module docstring).
+    """Local hashing with hash range ``g`` (Wang et al. 2017 Sec. 4; see the module docstring).
 
     Reports are a pair of arrays ``(seeds, y)``: the uint64 seed of each user's hash function and the
     perturbed hash value in 0..g−1. ``p_true`` = e^ε/(e^ε+g−1), ``p_other`` = 1/g.
@@ -173,7 +173,7 @@ class LocalHashing(FrequencyOracle):
 
 
 def olh_g(eps: float) -> int:
-    """OLH's hash range g = round(e^ε) + 1 (Wang et al. 2017 §4.4; Python's round, half to even)."""
+    """OLH's hash range g = round(e^ε) + 1 (Wang et al. 2017 Sec. 4; Python's round, half to even)."""
     e = _check_eps(eps)
     if e > math.log(_G_MAX - 1):
         raise ValueError(f"OLH at eps={eps!r} would hash into round(e^eps)+1 > 2^40 values; use eps <= 27.7")
@@ -181,7 +181,7 @@ def olh_g(eps: float) -> int:
 
 
 class OLH(LocalHashing):
-    """Optimised local hashing: g = round(e^ε) + 1, Var* = n·4e^ε/(e^ε−1)² at g = e^ε + 1 (§4.4)."""
+    """Optimised local hashing: g = round(e^ε) + 1, Var* = n·4e^ε/(e^ε−1)² at g = e^ε + 1 (Sec. 4)."""
 
     name = "olh"
 
@@ -190,7 +190,7 @@ class OLH(LocalHashing):
 
 
 class BLH(LocalHashing):
-    """Binary local hashing: g = 2 (Bassily & Smith's random projection; Wang et al. 2017 §4.4)."""
+    """Binary local hashing: g = 2 (Bassily & Smith's random projection; Wang et al. 2017 Sec. 4)."""
 
     name = "blh"
 
