@@ -238,3 +238,19 @@ def test_same_seed_same_reports_and_the_hash_is_recorded(name):
         assert o.support_counts(a).sum() == sum((splitmix_hash(a[0], x, o.g) == a[1]).sum() for x in range(9))
     else:
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("k", [2, 16, 1000])
+def test_exact_on_every_eps_accepted_else_refused_naming_eps(name, k):
+    """From ε = 1e-12 to 800: the exact loss equals ε (relative 1e-9) wherever the oracle is built;
+    otherwise it refuses, naming ε (OLH beyond a 2^40-value hash range; all beyond ε = 700)."""
+    for eps in (1e-12, 1e-9, 1e-6, 1e-3, 0.5, 5.0, 20.0, 27.0, 50.0, 300.0, 650.0, 700.0, 701.0, 800.0):
+        try:
+            o = get_oracle(name, k, eps)
+        except ValueError as err:
+            assert f"eps={eps!r}" in str(err)
+            assert eps > 700 or (name == "olh" and eps > 27.7)
+            continue
+        assert o.epsilon_exact == pytest.approx(eps, rel=1e-9), (name, k, eps)
+        assert np.all(o.support_pair_pmf() >= 0) and o.support_pair_pmf().sum() == pytest.approx(1.0)

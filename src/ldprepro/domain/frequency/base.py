@@ -51,6 +51,19 @@ def _check_values(values: Any, k: int) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+#: largest ε the hashing, subset and Hadamard oracles accept: beyond it e^{−ε} leaves float64's normal
+#: range and their laws (hence the exact loss) can no longer be computed to full precision
+EPS_MAX_EXACT = 700.0
+
+
+def _check_eps_exact(eps: Any) -> float:
+    """:func:`_check_eps`, and ε ≤ ``EPS_MAX_EXACT`` (refused naming ε otherwise)."""
+    e = _check_eps(eps)
+    if e > EPS_MAX_EXACT:
+        raise ValueError(f"eps={eps!r} is above {EPS_MAX_EXACT:g}: e^-eps underflows, the law would not be exact")
+    return e
+
+
 def _check_true_counts(true_counts: Any, k: int) -> np.ndarray:
     c = np.asarray(true_counts)
     if c.shape != (k,):

@@ -33,7 +33,7 @@ import numpy as np
 
 from ldprepro.domain.frequency.base import (
     FrequencyOracle,
-    _check_eps,
+    _check_eps_exact,
     _check_k,
     _check_true_counts,
     pair_law_loss,
@@ -76,9 +76,11 @@ class HR(FrequencyOracle):
         self.k = _check_k(k)
         if self.k > _K_MAX:
             raise ValueError(f"HR supports k up to {_K_MAX}, got k={k!r}")
-        self.eps = _check_eps(eps)
+        self.eps = _check_eps_exact(eps)
         self.K = 1 << self.k.bit_length()  # smallest power of two > k
-        self.p_true = 1.0 / (1.0 + math.exp(-self.eps))  # e^ε/(e^ε+1)
+        t = math.exp(-self.eps)
+        self.p_true = 1.0 / (1.0 + t)  # e^ε/(e^ε+1)
+        self.p_false = t / (1.0 + t)  # 1 − p_true, without cancellation
         self.p_other = 0.5
 
     def __repr__(self) -> str:
@@ -95,14 +97,14 @@ class HR(FrequencyOracle):
         xa = np.asarray(x)
         flat = self._validate(xa.reshape(-1))
         inside = self.in_set(flat[:, None], np.arange(self.K)[None, :])
-        out = np.where(inside, 2 * self.p_true / self.K, 2 * (1 - self.p_true) / self.K)
+        out = np.where(inside, 2 * self.p_true / self.K, 2 * self.p_false / self.K)
         return out.reshape(xa.shape + (self.K,))
 
     def support_pair_pmf(self) -> np.ndarray:
         """2×2 law of (y ∈ C_x0, y ∈ C_x1) for a user with value x0 ≠ x1: (1, ·) p_t/2 each,
         (0, ·) (1 − p_t)/2 each (|C_x0 ∩ C_x1| = K/4)."""
-        pt = self.p_true
-        return np.array([[(1 - pt) / 2, (1 - pt) / 2], [pt / 2, pt / 2]])
+        pt, pf = self.p_true, self.p_false
+        return np.array([[pf / 2, pf / 2], [pt / 2, pt / 2]])
 
     @property
     def epsilon_exact(self) -> float:

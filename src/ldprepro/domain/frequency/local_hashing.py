@@ -41,6 +41,7 @@ import numpy as np
 from ldprepro.domain.frequency.base import (
     FrequencyOracle,
     _check_eps,
+    _check_eps_exact,
     _check_k,
     _check_true_counts,
     pair_law_loss,
@@ -85,7 +86,7 @@ class LocalHashing(FrequencyOracle):
 
     def __init__(self, k: int, eps: float, g: int):
         self.k = _check_k(k)
-        self.eps = _check_eps(eps)
+        self.eps = _check_eps_exact(eps)
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 2 <= g <= _G_MAX:
             raise ValueError(f"hash range g must be an integer in [2, 2^40], got {g!r} (eps={eps!r})")
         self.g = int(g)
@@ -115,10 +116,9 @@ class LocalHashing(FrequencyOracle):
     def support_pair_pmf(self) -> np.ndarray:
         """2×2 law of (supports x0, supports x1) for a user with value x0 ≠ x1 (ideal hash):
         (1,1): p/g (H(x1) = H(x0) w.p. 1/g); (1,0): p(1 − 1/g); (0,1): (1 − 1/g)·q;
-        (0,0): the rest. The report's likelihood ratio between x0 and x1 is a function of this pair."""
-        p, q, g = self.p, self.q, self.g
-        a11, a10, a01 = p / g, p * (1 - 1 / g), (1 - 1 / g) * q
-        return np.array([[1.0 - a11 - a10 - a01, a01], [a10, a11]])
+        (0,0): (g − 1)²q/g. The report's likelihood ratio between x0 and x1 is a function of this pair."""
+        p, q, g = self.p, self.q, self.g  # 1 − p = (g − 1) q: every cell without cancellation
+        return np.array([[(g - 1) ** 2 * q / g, (g - 1) * q / g], [p * (g - 1) / g, p / g]])
 
     @property
     def epsilon_exact(self) -> float:

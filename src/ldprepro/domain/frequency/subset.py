@@ -33,6 +33,7 @@ import numpy as np
 from ldprepro.domain.frequency.base import (
     FrequencyOracle,
     _check_eps,
+    _check_eps_exact,
     _check_k,
     _check_true_counts,
     pair_law_loss,
@@ -42,19 +43,20 @@ from ldprepro.domain.frequency.base import (
 _BLOCK_ELEMENTS = 1 << 22
 
 
-def _ss_probs(k: int, eps: float, d: np.ndarray | int) -> tuple[Any, Any]:
-    """(p_true, p_other) for subset size(s) d, in e^{−ε} so that large ε does not overflow."""
+def _ss_probs(k: int, eps: float, d: np.ndarray | int) -> tuple[Any, Any, Any]:
+    """(p_true, 1 − p_true, p_other) for subset size(s) d, in t = e^{−ε} and without cancellation:
+    z = d + (k − d)t, p_t = d/z, 1 − p_t = (k − d)t/z, p_o = (d − p_t)/(k − 1) = d(d − 1 + (k − d)t)/((k − 1)z)."""
     t = math.exp(-eps)
     d = np.asarray(d, dtype=float)
-    pt = d / (d + (k - d) * t)
-    return pt, (d - pt) / (k - 1)
+    z = d + (k - d) * t
+    return d / z, (k - d) * t / z, d * (d - 1 + (k - d) * t) / ((k - 1) * z)
 
 
 def optimal_subset_size(k: int, eps: float) -> int:
     """The d in 1..k−1 minimising p_o(1 − p_o)/(p_t − p_o)², the exact c = 0 variance term."""
     k, eps = _check_k(k), _check_eps(eps)
     d = np.arange(1, k)
-    pt, po = _ss_probs(k, eps, d)
+    pt, _, po = _ss_probs(k, eps, d)
     return int(d[np.argmin(po * (1 - po) / (pt - po) ** 2)])
 
 
@@ -66,14 +68,14 @@ class SS(FrequencyOracle):
 
     def __init__(self, k: int, eps: float, d: int | None = None):
         self.k = _check_k(k)
-        self.eps = _check_eps(eps)
+        self.eps = _check_eps_exact(eps)
         if d is None:
             d = optimal_subset_size(self.k, self.eps)
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= self.k - 1:
             raise ValueError(f"subset size d must be an integer in 1..{self.k - 1} for k={self.k}, got {d!r}")
         self.d = int(d)
-        pt, po = _ss_probs(self.k, self.eps, self.d)
-        self.p_true, self.p_other = float(pt), float(po)
+        pt, pf, po = _ss_probs(self.k, self.eps, self.d)
+        self.p_true, self.p_false, self.p_other = float(pt), float(pf), float(po)
         if not self.p_true > self.p_other:
             raise ValueError(f"SS(k={k}, eps={eps!r}, d={d}): p_true == p_other in floating point; eps is too small")
 
@@ -98,10 +100,10 @@ class SS(FrequencyOracle):
     def support_pair_pmf(self) -> np.ndarray:
         """2×2 law of (x0 ∈ S, x1 ∈ S) for a user with value x0 ≠ x1: (1,1) p_t(d−1)/(k−1),
         (1,0) p_t(k−d)/(k−1), (0,1) (1−p_t)d/(k−1), (0,0) (1−p_t)(k−1−d)/(k−1)."""
-        pt, k, d = self.p_true, self.k, self.d
+        pt, pf, k, d = self.p_true, self.p_false, self.k, self.d  # pf = 1 − p_t, without cancellation
         return np.array(
             [
-                [(1 - pt) * (k - 1 - d) / (k - 1), (1 - pt) * d / (k - 1)],
+                [pf * (k - 1 - d) / (k - 1), pf * d / (k - 1)],
                 [pt * (k - d) / (k - 1), pt * (d - 1) / (k - 1)],
             ]
         )
