@@ -194,14 +194,27 @@ _DRAWS_PER_BLOCK = 2000
 
 def _hypergeometric_rows(colors: np.ndarray, total: int, m: int, rng: np.random.Generator) -> np.ndarray:
     """Per row of ``colors`` (each row summing to ``total``): a multivariate hypergeometric draw of
-    ``m`` items, by the marginals method (one univariate hypergeometric per occupied column, vectorised
-    over the rows)."""
+    ``m`` items. Few items: drawn one at a time, each column with probability (its remaining count) /
+    (the remaining total), vectorised over the rows; many: by the marginals method (one univariate
+    hypergeometric per occupied column, vectorised over the rows). Both are exact."""
     out = np.zeros_like(colors)
     if m == 0:
         return out
     occ = np.flatnonzero(colors.any(axis=0))
-    remaining_total = np.full(colors.shape[0], total, dtype=np.int64)
-    remaining_m = np.full(colors.shape[0], m, dtype=np.int64)
+    rows = colors.shape[0]
+    if m * rows <= 50 * occ.size:
+        left = colors[:, occ].copy()
+        got = np.zeros_like(left)
+        idx = np.arange(rows)
+        for i in range(m):
+            u = rng.integers(0, total - i, size=rows)
+            col = (np.cumsum(left, axis=1) <= u[:, None]).sum(axis=1)
+            left[idx, col] -= 1
+            got[idx, col] += 1
+        out[:, occ] = got
+        return out
+    remaining_total = np.full(rows, total, dtype=np.int64)
+    remaining_m = np.full(rows, m, dtype=np.int64)
     for j in occ[:-1]:
         good = colors[:, j]
         remaining_total -= good
