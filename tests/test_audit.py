@@ -193,3 +193,30 @@ def test_audit_figure_title_clears_the_first_panel_title(tmp_path, subjects):
     assert top.y0 >= first.y1  # above it, not beside it
     audit_plot.plot_audit(pd.DataFrame(rows), tmp_path / "audit.png")
     assert (tmp_path / "audit.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_every_frequency_oracle_is_audited_with_exact_loss_eps(eps):
+    """GRR, SUE, OUE, OLH, BLH, SS and HR at k = 2 and 16: exact loss ε from their laws, and the
+    empirical bound of the real perturbation code below it."""
+    from ldprepro.domain.frequency import EPS_ORACLES
+
+    subjects = frequency_subjects(eps)
+    assert {s.name for s in subjects} == {f"{o}(k={k})" for o in EPS_ORACLES for k in (2, 16)}
+    rows = audit_rows(subjects, 40_000, 8_000, 0.9999, 13, {"t": "oracles", "eps": eps})
+    for r in rows:
+        assert r["exact_loss"] == pytest.approx(eps, rel=1e-9), r["subject"]
+        assert r["verdict"] == "holds" and r["eps_empirical"] <= eps, r
+
+
+def test_a_local_hashing_oracle_leaking_twice_its_eps_is_caught():
+    """Planted defect: OLH's randomiser run at 2ε while claiming ε (its pair law says 2ε)."""
+    from ldprepro.audit.subjects import _support_pair_subject
+    from ldprepro.domain.frequency import LocalHashing
+
+    eps = 1.0
+    leaky = LocalHashing(16, 2 * eps, g=4)
+    s = _support_pair_subject(leaky, "leaky_lh(k=16)", eps, "test")
+    assert s.exact_loss == pytest.approx(2 * eps)
+    row = audit_rows([s], 200_000, 20_000, 0.9999, 17, {"t": "leaky_lh"})[0]
+    assert row["verdict"] == "violated" and row["eps_empirical"] > eps

@@ -3,6 +3,8 @@ mechanism added to the registry joining it (and, when it is not LDP, never winni
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,7 +131,7 @@ def test_frequency_job_uses_every_user_and_is_unbiased_on_average():
     rng = np.random.default_rng(9)
     df = pd.DataFrame({"c": rng.choice(["a", "b", "c", "d"], size=5000, p=[0.4, 0.3, 0.2, 0.1])})
     rows = pd.DataFrame(runs.frequency_job({"eps": [1.0], "reps": 400}, {"dataset": "toy", "column": "c"}, df, seed=1))
-    assert set(rows["mechanism"]) == {"grr", "sue", "oue"} and (rows["n_users"] == 5000).all()
+    assert set(rows["mechanism"]) == {"grr", "sue", "oue", "olh", "blh", "ss", "hr"} and (rows["n_users"] == 5000).all()
     for _, g in rows.groupby("mechanism"):
         mse = g.loc[g["metric"] == "sq_error", "value"]
         theory = g.loc[g["metric"] == "sq_error_theory", "value"].iloc[0]
@@ -207,3 +209,84 @@ def test_sgd_task_pairs_the_folds_across_mechanisms(registry):
     res = tables.combine([rows])
     _, ranked, win = tables.analyse(res, None)
     assert len(win) == 2 and set(ranked["mechanism"]) == {"laplace", "laplace_copy", "pm"}
+
+
+# ------------------------------------------------------------------------------------------------
+# frequency oracles: every oracle, the (k, ε) plane and its theory claims (issue 28)
+# ------------------------------------------------------------------------------------------------
+
+
+def test_every_oracle_joins_the_frequency_task_unbiased_with_its_exact_variance():
+    from ldprepro.domain.frequency import EPS_ORACLES
+
+    rng = np.random.default_rng(9)
+    df = pd.DataFrame({"c": rng.choice(["a", "b", "c", "d", "e"], size=3000, p=[0.4, 0.3, 0.2, 0.07, 0.03])})
+    rows = pd.DataFrame(runs.frequency_job({"eps": [0.5, 2.0], "reps": 300}, {"dataset": "toy", "column": "c"}, df, 1))
+    assert set(rows["mechanism"]) == set(EPS_ORACLES)
+    for (mech, eps), g in rows.groupby(["mechanism", "eps"]):
+        mse = g.loc[g["metric"] == "sq_error", "value"]
+        theory = g.loc[g["metric"] == "sq_error_theory", "value"].iloc[0]
+        assert len(mse) == 300
+        assert abs(mse.mean() - theory) < 5 * mse.std(ddof=1) / np.sqrt(len(mse)), (mech, eps)
+    with pytest.raises(ValueError, match="unknown oracle 'cms'"):
+        runs.frequency_job({"eps": [1.0], "reps": 2, "oracles": ["cms"]}, {"dataset": "toy", "column": "c"}, df, 1)
+
+
+def test_synthetic_counts_are_exact_and_the_plane_panels_named():
+    u = runs.synthetic_counts("uniform", 7, 100)
+    assert u.sum() == 100 and u.max() - u.min() == 1
+    z = runs.synthetic_counts("zipf", 5, 1000, 1.1)
+    assert z.sum() == 1000 and (np.diff(z) <= 0).all()
+    np.testing.assert_allclose(z / 1000, np.arange(1, 6) ** -1.1 / (np.arange(1, 6) ** -1.1).sum(), atol=1e-3)
+    with pytest.raises(ValueError, match="unknown distribution 'normal'"):
+        runs.synthetic_counts("normal", 5, 10)
+    entry = {"oracle_k": [2, 64], "plane": {"distributions": ["zipf", "uniform"], "users": 500, "reps": 7}}
+    panels = naming.plane_panels(entry)
+    assert [naming.panel_id(p) for p in panels] == [
+        "plane__zipf__k2",
+        "plane__zipf__k64",
+        "plane__uniform__k2",
+        "plane__uniform__k64",
+    ]
+    assert naming.panel_label(panels[1]) == "zipf(1.1), k = 64" and naming.plane_panels({"oracle_k": [2]}) == []
+    rows = pd.DataFrame(runs.frequency_job({"eps": [1.0], "reps": 3, "oracles": ["olh", "ss"]}, panels[1], None, 2))
+    assert (rows["n_attributes"] == 64).all() and (rows["n_users"] == 500).all()
+    assert rows.loc[rows["metric"] == "sq_error", "rep"].max() == 6  # the plane's own repetitions
+
+
+def test_theory_claims_are_decided_exactly_and_can_fail(monkeypatch):
+    from ldprepro.benchmark import theory
+    from ldprepro.domain.frequency import subset
+
+    k, eps = [2, 4, 16, 64, 256], [0.1, 1.0, 4.0]
+    claims = theory.theory_claims(k, eps)
+    assert list(claims["verdict"]) == ["holds", "holds", "holds"] and claims["p_value"].isna().all()
+    assert list(claims["n_points"]) == [15, 3, 15]
+    # Wang et al.'s closed forms at g = e^ε + 1: GRR (k − 2 + e^ε)/(e^ε − 1)², OLH 4e^ε/(e^ε − 1)²
+    e = 3.0
+    assert theory.oracle_variance("grr", 16, math.log(e)) == pytest.approx((16 - 2 + e) / (e - 1) ** 2)
+    assert theory.oracle_variance("olh", 16, math.log(e)) == pytest.approx(4 * e / (e - 1) ** 2)
+    win = theory.exact_winners(theory.exact_plane(k, eps))
+    assert win["winners"].str.split(",").map(lambda w: "ss" in w).all()
+    # planted: SS with half the domain as its subset instead of the optimal size loses to OUE at
+    # large k, and the optimality claim then does not hold
+    monkeypatch.setattr(subset, "optimal_subset_size", lambda k, eps: max(1, k // 2))
+    planted = theory.theory_claims(k, eps)
+    assert planted.loc[2, "verdict"] == "does not hold" and "refuted by exact computation" in planted.loc[2, "evidence"]
+
+
+def test_plane_figures_and_page_from_a_small_run(tmp_path):
+    from ldprepro.benchmark import theory
+
+    entry = {"eps": [0.5, 4.0], "reps": 20, "oracle_k": [2, 16], "plane": {"distributions": ["zipf"], "users": 2000}}
+    frames = [pd.DataFrame(runs.frequency_job(entry, p, None, 5)) for p in naming.plane_panels(entry)]
+    res = tables.combine(frames)
+    _, ranked, win = tables.analyse(res, None)
+    exact_win = theory.exact_winners(theory.exact_plane([2, 16], [0.5, 4.0]))
+    claims = theory.theory_claims([2, 16], [0.5, 4.0])
+    md = tables.markdown(win, ranked, {}, "smoke", 5, exact_win, claims)
+    assert "## Frequency oracles on the (k, ε) plane" in md and "| 16 | ss | grr, ss |" in md
+    assert "## Peer libraries" in md and "xxhash ≥ 4" in md
+    plots.plot_plane(win, exact_win, tmp_path / "plane.png")
+    plots.plot_plane_theory(res, tmp_path / "theory.png")
+    assert (tmp_path / "plane.png").stat().st_size > 10_000 and (tmp_path / "theory.png").stat().st_size > 10_000

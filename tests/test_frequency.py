@@ -83,12 +83,12 @@ def test_parameters_match_papers():
 
 
 def test_factory_and_registry():
-    assert set(ORACLES) == {"grr", "sue", "oue", "rappor"}
+    assert set(ORACLES) == {"grr", "sue", "oue", "olh", "blh", "ss", "hr", "rappor"}
     assert isinstance(get_oracle("GRR", 4, 1.0), GRR)
     assert isinstance(get_oracle("oue", 4, 1.0), OUE)
     assert isinstance(get_oracle("rappor", 4, f=0.5), RapporUE)
-    with pytest.raises(ValueError, match="unknown frequency oracle 'olh'"):
-        get_oracle("olh", 4, 1.0)
+    with pytest.raises(ValueError, match="unknown frequency oracle 'cms'"):
+        get_oracle("cms", 4, 1.0)
     with pytest.raises(ValueError, match="not eps"):
         get_oracle("rappor", 4, 1.0, f=0.5)
     with pytest.raises(ValueError, match="needs the permanent-RR parameter f"):

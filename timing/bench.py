@@ -9,9 +9,9 @@ and, beside it, of wall time. The machine may be shared: CPU time is the figure 
 ratios of quantities measured in this run are compared. References:
 
 - mechanisms: the raw rate of ``Generator.random(n)`` (one uniform per user);
-- frequency oracles: the warmed-up ``multi-freq-ldpy`` peer (``pip install -e .[bench]``) on the same
-  inputs; its clients are per-user Python/numba functions, so they run on a subsample and are
-  reported per user;
+- frequency oracles: the warmed-up ``multi-freq-ldpy`` and ``pure-ldp`` peers (``pip install -e .[bench]``)
+  on the same inputs; their clients are per-user Python/numba functions, so they run on a subsample
+  and are reported per user;
 - sufficient statistics: the per-user path they replace (same law, tests/test_sufficient_statistics.py);
 - LDP-SGD: the RNG floor of one fit, the time of ``Generator.random`` for the number of random
   numbers the fit needs (sampled mechanisms: n_train·2k, k attribute indices and k report uniforms
@@ -119,36 +119,117 @@ def bench_mechanisms(n: int, repeats: int, rng) -> list[dict]:
     return rows
 
 
-def bench_frequency(n: int, peer_n: int, repeats: int, rng) -> list[dict]:
-    """Ours (perturb + estimate, vectorised) against the warmed-up peer's per-user clients +
-    aggregator, per user; k = 16 and 1024, ε = 1."""
+def _peer_xxhash():
+    """Both peers hash ``str(v)`` with xxhash, which xxhash ≥ 4 refuses; hash its UTF-8 bytes, as
+    xxhash < 4 did (docs/benchmark.md, "Peer libraries"; tests/test_frequency_peers.py)."""
+    import types
+
+    import xxhash
+
+    def xxh32(data, seed=0):
+        return xxhash.xxh32(data.encode("utf-8") if isinstance(data, str) else data, seed=int(seed) % 2**32)
+
+    return types.SimpleNamespace(xxh32=xxh32)
+
+
+def _peers(k: int, eps: float) -> dict:
+    """{(our oracle, peer name): (peer perturb + estimate of a value array, fraction of peer_n it runs
+    on)} for the peers installed (``pip install -e .[bench]``); every peer is per-user Python or numba."""
+    out = {}
     try:
+        from multi_freq_ldpy.pure_frequency_oracles import LH as mfl_lh
         from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Aggregator_MI, GRR_Client
+        from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Aggregator_MI, SS_Client
         from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_MI, UE_Client
+
+        mfl_lh.xxhash = _peer_xxhash()
+        mfl = "multi-freq-ldpy"
+        out[("grr", mfl)] = (lambda v: GRR_Aggregator_MI(np.array([GRR_Client(int(x), k, eps) for x in v]), k, eps), 1)
+        out[("oue", mfl)] = (
+            lambda v: UE_Aggregator_MI(np.array([UE_Client(int(x), k, eps, True) for x in v]), eps, True),
+            1,
+        )
+        out[("sue", mfl)] = (
+            lambda v: UE_Aggregator_MI(np.array([UE_Client(int(x), k, eps, False) for x in v]), eps, False),
+            1,
+        )
+        for name, opt in (("olh", True), ("blh", False)):  # the aggregator hashes every report k times
+            out[(name, mfl)] = (
+                lambda v, opt=opt: mfl_lh.LH_Aggregator_MI(
+                    [mfl_lh.LH_Client(int(x), k, eps, opt) for x in v], k, eps, opt
+                ),
+                16 / k,
+            )
+        out[("ss", mfl)] = (lambda v: SS_Aggregator_MI([SS_Client(int(x), k, eps) for x in v], k, eps), 16 / k)
     except ImportError:  # pragma: no cover - optional extra
-        return [{"what": "multi-freq-ldpy not installed (pip install -e .[bench]); no peer ratios"}]
+        pass
+    try:
+        from pure_ldp.frequency_oracles.hadamard_response import HadamardResponseClient, HadamardResponseServer
+        from pure_ldp.frequency_oracles.local_hashing import LHClient, LHServer, lh_client, lh_server
+
+        lh_client.xxhash = lh_server.xxhash = _peer_xxhash()
+
+        def ident(x):
+            return x
+
+        def pure(client, server):
+            def run(v):
+                for x in v:
+                    server.aggregate(client.privatise(int(x)))
+                return [server.estimate(x, suppress_warnings=True) for x in range(k)]
+
+            return run
+
+        for name, olh in (("olh", True), ("blh", False)):
+            out[(name, "pure-ldp")] = (
+                lambda v, olh=olh: pure(
+                    LHClient(eps, k, use_olh=olh, index_mapper=ident), LHServer(eps, k, use_olh=olh, index_mapper=ident)
+                )(v),
+                16 / k,
+            )
+        if eps <= 1:  # pure-ldp's HR is this construction only for ε ≤ 1
+
+            def hr(v):
+                server = HadamardResponseServer(eps, k, index_mapper=ident)
+                return pure(HadamardResponseClient(eps, k, server.get_hash_funcs(), index_mapper=ident), server)(v)
+
+            out[("hr", "pure-ldp")] = (hr, 1)
+    except ImportError:  # pragma: no cover - optional extra
+        pass
+    return out
+
+
+def bench_frequency(n: int, peer_n: int, repeats: int, rng) -> list[dict]:
+    """Ours (perturb + estimate, vectorised) against the warmed-up peers' per-user clients +
+    aggregators, per user; k = 16 and 1024, ε = 1. The peers' local hashing and SS aggregators cost
+    O(k) Python steps per report, so they run on peer_n·16/k users (per-user figures are compared)."""
+    import warnings
+
     eps, rows = 1.0, []
-    np.random.seed(0)  # the peer draws from numpy's global state
+    np.random.seed(0)  # the peers draw from numpy's (and Python's) global state
     for k in (16, 1024):
+        peers = _peers(k, eps)
+        if not peers:
+            return [{"what": "no peer installed (pip install -e .[bench]); no peer ratios"}]
         values = rng.integers(0, k, n)
-        sub = values[:peer_n]
-        peers = {
-            "grr": lambda: GRR_Aggregator_MI(np.array([GRR_Client(int(v), k, eps) for v in sub]), k, eps),
-            "oue": lambda: UE_Aggregator_MI(np.array([UE_Client(int(v), k, eps, True) for v in sub]), eps, True),
-            "sue": lambda: UE_Aggregator_MI(np.array([UE_Client(int(v), k, eps, False) for v in sub]), eps, False),
-        }
-        for name, peer in peers.items():
+        for (name, peer_name), (peer, fraction) in peers.items():
             oracle = get_oracle(name, k, eps=eps)
-            ours_n = n if name == "grr" else max(peer_n, n // max(1, k // 16))  # UE reports are n × k bits
+            unary = name in ("oue", "sue", "ss", "olh", "blh")  # n × k bits, or n·k hashes, per report batch
+            ours_n = max(peer_n, n // max(1, k // 16)) if unary else n
             vals = values[:ours_n]
+            p_n = max(50, int(peer_n * min(1.0, fraction)))
+            sub = values[:p_n]
             ours = measure(lambda: oracle.estimate_from_reports(oracle.perturb(vals, rng)), repeats)
-            theirs = measure(peer, slow_repeats(repeats))
-            ours_per_user, peer_per_user = ours["cpu_s"] / ours_n, theirs["cpu_s"] / peer_n
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # pure-ldp's random.randint(float)
+                theirs = measure(lambda: peer(sub), slow_repeats(repeats))
+            ours_per_user, peer_per_user = ours["cpu_s"] / ours_n, theirs["cpu_s"] / p_n
             rows.append(
                 {
                     "what": f"{name} k={k} perturb + estimate",
+                    "peer": peer_name,
                     "n_ours": ours_n,
-                    "n_peer": peer_n,
+                    "n_peer": p_n,
                     "ours_cpu_s_per_user": ours_per_user,
                     "peer_cpu_s_per_user": peer_per_user,
                     "ours_wall_s": ours["wall_s"],
@@ -464,17 +545,21 @@ def to_markdown(res: dict) -> str:
         )
     out += [
         "",
-        "## Frequency oracles against multi-freq-ldpy (warmed up: its numba compile is not timed), ε = 1",
+        "## Frequency oracles against the peers (warmed up: multi-freq-ldpy's numba compile is not timed), ε = 1",
         "",
-        "| oracle | ours CPU per user | peer CPU per user | speed-up | users (ours / peer) |",
-        "|---|---|---|---|---|",
+        "Peers: multi-freq-ldpy and pure-ldp, per-user clients and their aggregators on the same values; "
+        "local hashing hashes the peers' `str(v)` as UTF-8 bytes (xxhash ≥ 4 refuses str; docs/benchmark.md).",
+        "",
+        "| oracle | peer | ours CPU per user | peer CPU per user | speed-up | users (ours / peer) |",
+        "|---|---|---|---|---|---|",
     ]
     for r in res["frequency"]:
         if "speedup_vs_warm_peer" not in r:
-            out.append(f"| {r['what']} | | | | |")
+            out.append(f"| {r['what']} | | | | | |")
             continue
         out.append(
-            f"| {r['what']} | {r['ours_cpu_s_per_user'] * 1e9:,.1f} ns | {r['peer_cpu_s_per_user'] * 1e9:,.0f} ns | "
+            f"| {r['what']} | {r.get('peer', 'multi-freq-ldpy')} | {r['ours_cpu_s_per_user'] * 1e9:,.1f} ns "
+            f"| {r['peer_cpu_s_per_user'] * 1e9:,.0f} ns | "
             f"{r['speedup_vs_warm_peer']:,.1f}× | {r['n_ours']:,} / {r['n_peer']:,} |"
         )
     for key, title in (

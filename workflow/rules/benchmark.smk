@@ -3,7 +3,9 @@
 #   results/benchmark/<task>/<panel>.parquet   one job per task × panel: every mechanism, ε, repetition
 #   results/benchmark/{benchmark,privacy,ranked,winners}.parquet, winners.md
 #   figures/benchmark/<task>_winners.png|svg, <task>_ratio.png|svg
-from ldprepro.benchmark.naming import panel_id
+#   frequency with a `plane`: synthetic panels over oracle_k (one job per distribution × k),
+#   figures/benchmark/frequency_plane*.png|svg and results/benchmark/frequency_claims.parquet
+from ldprepro.benchmark.naming import panel_id, plane_panels
 
 BENCHMARK_TASKS = ["mean", "frequency", "sgd"]
 BENCHMARK = {}
@@ -17,28 +19,40 @@ if "benchmark" in config:
         if config["scale"] == "smoke":
             _entry.update(_bench[_task].get("smoke", {}))
         _entry.update(eps=_bench["eps"], mechanisms=_bench.get("mechanisms", "all"))
-        _entry["panels"] = {panel_id(p): p for p in _bench[_task]["panels"]}
+        _entry["panels"] = {panel_id(p): p for p in _bench[_task]["panels"] + plane_panels(_entry)}
         BENCHMARK[_task] = _entry
-        BENCHMARK_UNAVAILABLE.update(unavailable_datasets({p["dataset"] for p in _entry["panels"].values()}))
+        BENCHMARK_UNAVAILABLE.update(
+            unavailable_datasets({p["dataset"] for p in _entry["panels"].values() if "dataset" in p})
+        )
     BENCHMARK_JOBS = [
         f"results/benchmark/{task}/{pid}.parquet"
         for task, entry in BENCHMARK.items()
         for pid, p in entry["panels"].items()
-        if p["dataset"] not in BENCHMARK_UNAVAILABLE
+        if p.get("dataset") not in BENCHMARK_UNAVAILABLE
     ]
     BENCHMARK_FIGURES = [
         f"figures/benchmark/{task}_{kind}.{ext}"
         for task in BENCHMARK
         for kind in ("winners", "ratio")
         for ext in ("png", "svg")
+    ] + [
+        f"figures/benchmark/frequency_{kind}.{ext}"
+        for kind in ("plane", "plane_theory")
+        for ext in ("png", "svg")
+        if BENCHMARK.get("frequency", {}).get("plane")
     ]
     ALL_TARGETS.extend(["results/benchmark/winners.parquet", *BENCHMARK_FIGURES])
     PRODUCT_NEEDS.append(("results/benchmark/winners.parquet", BENCHMARK_UNAVAILABLE))
 
+    def bench_data(w, ext):
+        panel = BENCHMARK[w.task]["panels"][w.panel]
+        return f"data/processed/{panel['dataset']}.{ext}" if "dataset" in panel else []
+
     rule benchmark_job:
         input:
-            parquet=lambda w: f"data/processed/{BENCHMARK[w.task]['panels'][w.panel]['dataset']}.parquet",
-            card=lambda w: f"data/processed/{BENCHMARK[w.task]['panels'][w.panel]['dataset']}.json",
+            # synthetic (k, ε)-plane panels need no data
+            parquet=lambda w: bench_data(w, "parquet"),
+            card=lambda w: bench_data(w, "json"),
         output:
             "results/benchmark/{task}/{panel}.parquet",
         log:
@@ -70,6 +84,7 @@ if "benchmark" in config:
             privacy="results/benchmark/privacy.parquet",
             ranked="results/benchmark/ranked.parquet",
             winners="results/benchmark/winners.parquet",
+            claims="results/benchmark/frequency_claims.parquet",
             markdown="results/benchmark/winners.md",
             figures=[
                 (
@@ -90,6 +105,8 @@ if "benchmark" in config:
             **res("render"),
         params:
             tasks=list(BENCHMARK),
+            plane=bool(BENCHMARK.get("frequency", {}).get("plane")),
+            oracle_k=BENCHMARK.get("frequency", {}).get("oracle_k", []),
             unavailable=BENCHMARK_UNAVAILABLE,
             scale=config["scale"],
             seed=config["seed"],

@@ -14,8 +14,11 @@ ready()
 
 sm = snakemake  # noqa: F821
 entry, panel = sm.params.entry, sm.params.panel
-df, card = load(panel["dataset"], root=Path(sm.input.parquet).parent)
-progress("%s: %d rows loaded; task %s", panel["dataset"], len(df), sm.wildcards.task)
+if "synthetic" in panel:  # a (k, ε)-plane panel: its counts are generated (runs.synthetic_counts)
+    df, card = None, None
+else:
+    df, card = load(panel["dataset"], root=Path(sm.input.parquet).parent)
+    progress("%s: %d rows loaded; task %s", panel["dataset"], len(df), sm.wildcards.task)
 if sm.wildcards.task == "mean":
     rows = runs.mean_job(entry, panel, df, card, sm.params.seed)
 elif sm.wildcards.task == "sgd":

@@ -249,18 +249,62 @@ def _oracle_subject(oracle, name, eps_claimed, presented, source, exact, notes="
     return Subject(name, "frequency", eps_claimed, presented, exact, (0, 1), sample, log_lr, source, notes)
 
 
-def frequency_subjects(eps: float, k_values=(2, 16), rappor=((0.5, 0.5, 0.75),), rappor_d=(1, 16)) -> list[Subject]:
-    from ldprepro.domain.frequency import get_oracle
+#: where each ε-parameterised oracle's claim of ε-LDP comes from
+ORACLE_SOURCES = {
+    "grr": "Kairouz et al. 2016",
+    "sue": "Wang et al. 2017",
+    "oue": "Wang et al. 2017",
+    "olh": "Wang et al. 2017 Sec. 4",
+    "blh": "Wang et al. 2017 Sec. 4",
+    "ss": "Ye & Barg 2018",
+    "hr": "Acharya, Sun & Zhang 2019",
+}
+
+
+def _support_pair_subject(oracle, name: str, eps: float, source: str) -> Subject:
+    """Local hashing, subset selection, Hadamard response: inputs 0 and 1; the real reports are
+    reduced to the pair (supports 0, supports 1), coded 2a + b, on which their likelihood ratio
+    between 0 and 1 depends (``support_pair_pmf``, sufficient for the pair), so the empirical bound
+    loses nothing by the reduction and ``log_lr`` is exact."""
+    from ldprepro.domain.frequency import HR, SS, splitmix_hash
+
+    def sample(x, n, rng):
+        reports = oracle.perturb(np.full(n, x), rng)
+        if isinstance(oracle, HR):
+            a, b = oracle.in_set(0, reports), oracle.in_set(1, reports)
+        elif isinstance(oracle, SS):
+            a, b = reports[:, 0] == 1, reports[:, 1] == 1
+        else:
+            seeds, y = reports
+            a, b = splitmix_hash(seeds, 0, oracle.g) == y, splitmix_hash(seeds, 1, oracle.g) == y
+        return (2 * a.astype(int) + b.astype(int)).astype(float)
+
+    law = oracle.support_pair_pmf()  # law[a, b] under value 0; under value 1 its transpose
+    with np.errstate(divide="ignore"):
+        log_law = {0: np.log(law).reshape(-1), 1: np.log(law.T).reshape(-1)}
+
+    def log_lr(y, a, b):
+        return log_law[a][y.astype(int)] - log_law[b][y.astype(int)]
+
+    return Subject(name, "frequency", eps, True, oracle.epsilon_exact, (0, 1), sample, log_lr, source)
+
+
+def frequency_subjects(
+    eps: float, k_values=(2, 16), rappor=((0.5, 0.5, 0.75),), rappor_d=(1, 16), oracles=None
+) -> list[Subject]:
+    """Every ε-parameterised frequency oracle (``EPS_ORACLES``: GRR, SUE, OUE, OLH, BLH, SS, HR) at
+    each domain size of ``k_values``."""
+    from ldprepro.domain.frequency import EPS_ORACLES, get_oracle
 
     out = []
     for k in k_values:
-        for name in ("grr", "sue", "oue"):
+        for name in oracles or EPS_ORACLES:
             oracle = get_oracle(name, k, eps)
-            out.append(
-                _oracle_subject(
-                    oracle, f"{name}(k={k})", eps, True, "Kairouz et al. / Wang et al. 2017", _oracle_exact(oracle)
-                )
-            )
+            label, source = f"{name}(k={k})", ORACLE_SOURCES.get(name, "")
+            if name in ("grr", "sue", "oue"):
+                out.append(_oracle_subject(oracle, label, eps, True, source, _oracle_exact(oracle)))
+            else:
+                out.append(_support_pair_subject(oracle, label, eps, source))
     return out
 
 

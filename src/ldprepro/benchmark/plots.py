@@ -18,10 +18,24 @@ from ldprepro.report.plotting import plt, save_figure, set_suptitle, shared_lege
 #: (Harmony and PM-OPT are both sky blue there, DCT and PM-SUB both reddish purple): Paul Tol's
 #: olive for Harmony, black for DCT (not LDP; also drawn hollow).
 BENCHMARK_COLOURS = {"harmony": "#999933", "dct": "#000000"}
+#: the frequency oracles (only ever drawn among themselves): label, Okabe–Ito / Tol colour, marker
+ORACLE_STYLE = {
+    "grr": ("GRR", "#D55E00", "o"),
+    "sue": ("SUE", "#56B4E9", "v"),
+    "oue": ("OUE", "#0072B2", "s"),
+    "olh": ("OLH", "#009E73", "^"),
+    "blh": ("BLH", "#999933", "<"),
+    "ss": ("SS", "#CC79A7", "D"),
+    "hr": ("HR", "#E69F00", "P"),
+}
 
 
 def bench_style(name: str) -> dict:
-    """:func:`ldprepro.report.plotting.style` with the benchmark's colour overrides."""
+    """:func:`ldprepro.report.plotting.style` with the benchmark's colour overrides (and the
+    frequency oracles' own styles)."""
+    if name in ORACLE_STYLE:
+        label, colour, marker = ORACLE_STYLE[name]
+        return {"label": label, "color": colour, "marker": marker, "ls": "-", "mfc": colour}
     st = style(name)
     if name in BENCHMARK_COLOURS:
         st["color"] = BENCHMARK_COLOURS[name]
@@ -118,4 +132,121 @@ def plot_ratio_to_best(ranked: pd.DataFrame, task: str, png, svg=None, cap: floa
         ],
     )
     set_suptitle(fig, f"Benchmark — {TASK_TITLES.get(task, task)}: ratio to the best ε-LDP mechanism")
+    save_figure(fig, png, svg)
+
+
+def _is_plane(dataset: str) -> bool:
+    return ", k = " in dataset
+
+
+def _plane_key(dataset: str) -> tuple[str, int]:
+    dist, k = dataset.rsplit(", k = ", 1)
+    return dist, int(k)
+
+
+def _winner_cells(ax, cells, rows: list, cols: list) -> dict:
+    """Fill a (row, ε) grid of winners; ``cells``: (row, ε, best, tied names) tuples."""
+    used = {}
+    for row, eps, best, tied in cells:
+        i, j = rows.index(row), cols.index(eps)
+        st = bench_style(best) if best else {"color": "#ffffff", "label": "none LDP"}
+        used[best] = st
+        ax.add_patch(
+            plt.Rectangle(
+                (j - 0.5, i - 0.5),
+                1,
+                1,
+                facecolor=to_rgba(st["color"], 0.75),
+                edgecolor="white",
+                hatch="//" if tied else None,
+                lw=1.5,
+            )
+        )
+        ax.text(j, i, st["label"] + (f"\n+{len(tied)}" if tied else ""), ha="center", va="center", fontsize="x-small")
+    ax.set_xlim(-0.5, len(cols) - 0.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xticks(range(len(cols)), [f"{e:g}" for e in cols])
+    ax.set_yticks(range(len(rows)), [str(r) for r in rows])
+    ax.set_xlabel("ε")
+    ax.set_ylabel("k")
+    ax.grid(False)
+    return used
+
+
+def plot_plane(win: pd.DataFrame, exact_win: pd.DataFrame, png, svg=None) -> None:
+    """The (k, ε) plane: per synthetic distribution the measured winner (paired test, Holm; "+n": tied
+    with n others, hatched), and the exact winner from the closed-form variances at true count 0
+    ("+n": n others with the same variance)."""
+    w = win[(win["task"] == "frequency") & win["dataset"].map(_is_plane)]
+    dists = sorted({_plane_key(d)[0] for d in w["dataset"]})
+    fig, axes = plt.subplots(
+        1, len(dists) + 1, figsize=(4.6 * (len(dists) + 1) + 1.5, 3.6), squeeze=False, layout="constrained"
+    )
+    used = {}
+    for ax, dist in zip(axes[0], dists):
+        sub = w[w["dataset"].map(lambda d, dist=dist: _plane_key(d)[0] == dist)]
+        ks = sorted({_plane_key(d)[1] for d in sub["dataset"]})
+        cells = [
+            (_plane_key(r.dataset)[1], r.eps, r.best, [t for t in r.tied.split(",") if t])
+            for r in sub.itertuples(index=False)
+        ]
+        used |= _winner_cells(ax, cells, ks, sorted(sub["eps"].unique()))
+        ax.set_title(f"measured: {dist}", fontsize="small")
+    ax = axes[0][-1]
+    ks, eps = sorted(exact_win["k"].unique()), sorted(exact_win["eps"].unique())
+    cells = []
+    for r in exact_win.itertuples(index=False):
+        names = r.winners.split(",")
+        cells.append((r.k, r.eps, names[0], names[1:]))
+    used |= _winner_cells(ax, cells, ks, eps)
+    ax.set_title("exact: variance at true count 0", fontsize="small")
+    handles = [Patch(facecolor=to_rgba(st["color"], 0.75), label=st["label"]) for st in used.values()]
+    handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//", label="+n: tied with n others"))
+    fig.legend(handles=handles, loc="outside right center")
+    set_suptitle(fig, "Benchmark — frequency oracles on the (k, ε) plane: best oracle per cell")
+    save_figure(fig, png, svg)
+
+
+def plot_plane_theory(results: pd.DataFrame, png, svg=None) -> None:
+    """Measured mean squared error (markers, the mean over repetitions) beside its exact expectation
+    (thin dashed line, ``sq_error_theory``) against k, one panel per (distribution, ε)."""
+    r = results[(results["task"] == "frequency") & results["dataset"].map(_is_plane)].copy()
+    r[["dist", "kk"]] = r["dataset"].map(_plane_key).tolist()
+    dists, eps = sorted(r["dist"].unique()), sorted(r["eps"].unique())
+    fig, axes = plt.subplots(
+        len(dists),
+        len(eps),
+        figsize=(2.6 * len(eps) + 1.8, 2.5 * len(dists) + 0.6),
+        squeeze=False,
+        layout="constrained",
+        sharex=True,
+    )
+    for i, dist in enumerate(dists):
+        for j, e in enumerate(eps):
+            ax = axes[i][j]
+            g = r[(r["dist"] == dist) & (r["eps"] == e)]
+            for mech, m in g.groupby("mechanism", sort=True):
+                st = bench_style(mech)
+                meas = m[m["metric"] == "sq_error"].groupby("kk")["value"].mean()
+                theo = m[m["metric"] == "sq_error_theory"].groupby("kk")["value"].first()
+                ax.plot(theo.index, theo.to_numpy(), color=st["color"], ls=(0, (4, 2)), lw=0.8)
+                ax.plot(
+                    meas.index,
+                    meas.to_numpy(),
+                    color=st["color"],
+                    marker=st["marker"],
+                    ls="none",
+                    ms=3,
+                    label=st["label"],
+                )
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(f"{dist}, ε = {e:g}", fontsize="x-small")
+            if i == len(dists) - 1:
+                ax.set_xlabel("k")
+        axes[i][0].set_ylabel("MSE of the frequencies")
+    shared_legend(
+        fig, list(axes.flat), extra=[(Line2D([], [], color="grey", ls=(0, (4, 2)), lw=0.8), "exact expectation")]
+    )
+    set_suptitle(fig, "Benchmark — frequency oracles: measured MSE (markers) and its exact expectation (dashed)")
     save_figure(fig, png, svg)

@@ -3,7 +3,8 @@
 Common random numbers: the generator of repetition r at budget ε is keyed by (task, dataset,
 columns, ε, r) and not by the mechanism, so every mechanism of a cell sees the same user sample
 and the same seed; the repetitions are independent, which is what the paired tests of
-:mod:`.winners` need.
+:mod:`.winners` need. (Frequency task: one generator per (dataset, ε), the same for every oracle,
+draws all repetitions at once.)
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import numpy as np
 import pandas as pd
 
 from ldprepro.benchmark.naming import panel_columns, panel_label
-from ldprepro.domain.frequency import get_oracle
+from ldprepro.domain.frequency import EPS_ORACLES, get_oracle
 from ldprepro.domain.mechanisms import MECHANISMS
 from ldprepro.experiments.mean import mean_error_rows
 from ldprepro.experiments.mean_figures import panel_values
 from ldprepro.pipeline.seeding import rng_for
 
-FREQUENCY_ORACLES = ("grr", "sue", "oue")
+FREQUENCY_ORACLES = EPS_ORACLES
 
 
 def subsample(n: int, max_users: int | None, seed: int, panel: dict) -> np.ndarray:
@@ -75,17 +76,51 @@ def category_codes(df: pd.DataFrame, column: str, dataset: str) -> tuple[np.ndar
     return codes.astype(np.int64), len(uniques)
 
 
-def frequency_job(entry: dict, panel: dict, df: pd.DataFrame, seed: int) -> list[dict]:
-    """MSE of the estimated frequency vector, averaged over the k categories, for GRR / SUE / OUE.
-    Each repetition draws the oracle's aggregated support counts from their exact law given the
-    true counts (the per-user reports summed: ``sample_support_counts``, a sufficient statistic)."""
+def synthetic_counts(distribution: str, k: int, users: int, zipf_s: float = 1.1) -> np.ndarray:
+    """True counts of a synthetic (k, ε)-plane panel, deterministic: ``users`` users spread over k
+    values in proportion to the distribution (``uniform``, or ``zipf`` with Pr(i) ∝ (i + 1)^−s),
+    rounded by largest remainder so that they sum to ``users`` exactly."""
+    if distribution == "uniform":
+        w = np.ones(int(k))
+    elif distribution == "zipf":
+        w = np.arange(1, int(k) + 1, dtype=float) ** -float(zipf_s)
+    else:
+        raise ValueError(f"benchmark plane: unknown distribution {distribution!r}; choose uniform or zipf")
+    exact = int(users) * w / w.sum()
+    counts = np.floor(exact).astype(np.int64)
+    short = int(users) - int(counts.sum())
+    counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return counts
+
+
+def frequency_counts(panel: dict, df: pd.DataFrame | None) -> np.ndarray:
+    """True counts of a frequency panel: a categorical column's, or a synthetic plane panel's."""
+    if "synthetic" in panel:
+        return synthetic_counts(panel["synthetic"], panel["k"], panel["users"], panel.get("zipf_s", 1.1))
     codes, k = category_codes(df, panel["column"], panel["dataset"])
-    n = codes.size  # every user: the counts are a sufficient statistic, n costs nothing
-    counts = np.bincount(codes, minlength=k)
+    return np.bincount(codes, minlength=k)
+
+
+def frequency_job(entry: dict, panel: dict, df: pd.DataFrame | None, seed: int) -> list[dict]:
+    """MSE of the estimated frequency vector, averaged over the k categories, for every configured
+    oracle (``oracles``; default GRR, SUE, OUE, OLH, BLH, SS, HR), with its exact expectation (the
+    mean exact variance, ``sq_error_theory``). Each repetition draws the oracle's aggregated support
+    counts from their exact law given the true counts (``sample_support_counts``: a sufficient
+    statistic, or per-user draws where the oracle's module says so), all repetitions of an ε at once
+    from one generator keyed by (task, dataset, ε), the same for every oracle (the repetitions are
+    independent, and paired by their index). Synthetic plane panels run ``panel["reps"]`` repetitions."""
+    counts = frequency_counts(panel, df)
+    k = counts.size
+    n = int(counts.sum())  # every user: the counts are a sufficient statistic, n costs nothing
     truth = counts / n
     name = panel_label(panel)
+    reps = int(panel.get("reps", entry["reps"]))
     rows = []
     for oracle_name in entry.get("oracles", FREQUENCY_ORACLES):
+        if oracle_name not in FREQUENCY_ORACLES:
+            raise ValueError(
+                f"config.yaml benchmark.frequency.oracles: unknown oracle {oracle_name!r}; known: {FREQUENCY_ORACLES}"
+            )
         for eps in entry["eps"]:
             eps = float(eps)
             oracle = get_oracle(oracle_name, k, eps)
@@ -101,10 +136,10 @@ def frequency_job(entry: dict, panel: dict, df: pd.DataFrame, seed: int) -> list
             }
             theory = float(oracle.frequency_variance(n, truth).mean())
             rows.append({**common, "rep": 0, "metric": "sq_error_theory", "value": theory})
-            for rep in range(int(entry["reps"])):
-                rng = rng_for(seed, {"task": "frequency", "dataset": name, "eps": eps, "rep": rep})
-                est = oracle.estimate_frequencies(oracle.sample_support_counts(counts, rng), n)
-                rows.append({**common, "rep": rep, "metric": "sq_error", "value": float(((est - truth) ** 2).mean())})
+            rng = rng_for(seed, {"task": "frequency", "dataset": name, "eps": eps})
+            est = oracle.estimate_frequencies(oracle.sample_support_counts(counts, rng, size=reps), n)
+            mse = ((est - truth) ** 2).mean(axis=1)
+            rows += [{**common, "rep": rep, "metric": "sq_error", "value": float(v)} for rep, v in enumerate(mse)]
     return rows
 
 

@@ -30,8 +30,13 @@ this is the marginal of a multinomial), so with c_v the true count
 
 All randomness comes from the ``numpy.random.Generator`` passed in; there is no global state.
 
+Local hashing, subset selection and Hadamard response fit the same frame: a report *supports* x if
+its hash value matches H(x) (OLH/BLH), if x is in the reported subset (SS) or if the output lies in
+x's Hadamard set (HR); each module states its p_true, p_other, hash family and sampling path.
+
 Modules: ``base`` (:class:`FrequencyOracle`, the checks), ``grr`` (:class:`GRR`, :func:`grr_perturb`),
-``unary`` (:class:`UnaryEncoding`, :class:`SUE`, :class:`OUE`), ``rappor`` (:class:`RapporUE`,
+``unary`` (:class:`UnaryEncoding`, :class:`SUE`, :class:`OUE`), ``local_hashing`` (:class:`OLH`,
+:class:`BLH`), ``subset`` (:class:`SS`), ``hadamard`` (:class:`HR`), ``rappor`` (:class:`RapporUE`,
 :func:`rappor_channel`, :func:`rappor_privacy`); every name is importable from this package, and
 :func:`get_oracle` builds an oracle by name.
 """
@@ -42,7 +47,10 @@ from typing import Any
 
 from ldprepro.domain.frequency.base import FrequencyOracle
 from ldprepro.domain.frequency.grr import GRR, grr_perturb
+from ldprepro.domain.frequency.hadamard import HR
+from ldprepro.domain.frequency.local_hashing import BLH, OLH, LocalHashing, olh_g, splitmix_hash
 from ldprepro.domain.frequency.rappor import RapporUE, rappor_channel, rappor_privacy
+from ldprepro.domain.frequency.subset import SS, optimal_subset_size
 from ldprepro.domain.frequency.unary import OUE, SUE, UnaryEncoding
 
 __all__ = [
@@ -52,20 +60,41 @@ __all__ = [
     "SUE",
     "OUE",
     "RapporUE",
+    "LocalHashing",
+    "OLH",
+    "BLH",
+    "SS",
+    "HR",
     "ORACLES",
+    "EPS_ORACLES",
     "get_oracle",
     "grr_perturb",
+    "olh_g",
+    "optimal_subset_size",
+    "splitmix_hash",
     "rappor_channel",
     "rappor_privacy",
 ]
 
 
-ORACLES: dict[str, type[FrequencyOracle]] = {"grr": GRR, "sue": SUE, "oue": OUE, "rappor": RapporUE}
+ORACLES: dict[str, type[FrequencyOracle]] = {
+    "grr": GRR,
+    "sue": SUE,
+    "oue": OUE,
+    "olh": OLH,
+    "blh": BLH,
+    "ss": SS,
+    "hr": HR,
+    "rappor": RapporUE,
+}
+#: the ε-parameterised oracles (every one but ``rappor``), in the benchmark's order
+EPS_ORACLES = ("grr", "sue", "oue", "olh", "blh", "ss", "hr")
 
 
 def get_oracle(name: str, k: int, eps: float | None = None, **params: Any) -> FrequencyOracle:
-    """Build an oracle by name: ``grr``, ``sue``, ``oue`` take ``eps``; ``rappor`` takes ``f`` (and
-    optionally ``p``, ``q``; defaults 0.5, 0.75 as in the paper) and no ``eps``."""
+    """Build an oracle by name: ``grr``, ``sue``, ``oue``, ``olh``, ``blh``, ``hr`` take ``eps``; ``ss``
+    takes ``eps`` and optionally the subset size ``d``; ``rappor`` takes ``f`` (and optionally ``p``,
+    ``q``; defaults 0.5, 0.75 as in the paper) and no ``eps``."""
     key = str(name).lower()
     if key not in ORACLES:
         raise ValueError(f"unknown frequency oracle {name!r}; choose one of {sorted(ORACLES)}")
@@ -78,8 +107,9 @@ def get_oracle(name: str, k: int, eps: float | None = None, **params: Any) -> Fr
         if unknown:
             raise ValueError(f"unknown parameter(s) for rappor: {sorted(unknown)}")
         return RapporUE(k, **params)
-    if params:
-        raise ValueError(f"unknown parameter(s) for {key}: {sorted(params)}")
+    allowed = {"d"} if key == "ss" else set()
+    if set(params) - allowed:
+        raise ValueError(f"unknown parameter(s) for {key}: {sorted(set(params) - allowed)}")
     if eps is None:
         raise ValueError(f"oracle {key!r} needs eps")
-    return ORACLES[key](k, eps)
+    return ORACLES[key](k, eps, **params)

@@ -51,6 +51,19 @@ def _check_values(values: Any, k: int) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+#: largest ε the hashing, subset and Hadamard oracles accept: beyond it e^{−ε} leaves float64's normal
+#: range and their laws (hence the exact loss) can no longer be computed to full precision
+EPS_MAX_EXACT = 700.0
+
+
+def _check_eps_exact(eps: Any) -> float:
+    """:func:`_check_eps`, and ε ≤ ``EPS_MAX_EXACT`` (refused naming ε otherwise)."""
+    e = _check_eps(eps)
+    if e > EPS_MAX_EXACT:
+        raise ValueError(f"eps={eps!r} is above {EPS_MAX_EXACT:g}: e^-eps underflows, the law would not be exact")
+    return e
+
+
 def _check_true_counts(true_counts: Any, k: int) -> np.ndarray:
     c = np.asarray(true_counts)
     if c.shape != (k,):
@@ -75,6 +88,24 @@ def _check_prob(x: Any, name: str, *, open_low: bool = False, open_high: bool = 
         hi = "1)" if open_high else "1]"
         raise ValueError(f"{name} must lie in {lo}, {hi}, got {x!r}")
     return v
+
+
+def pair_law_loss(pair: np.ndarray) -> float:
+    """Exact privacy loss from a 2×2 *support-pair law*: ``pair[a, b]`` = Pr(the report supports x0
+    (a), supports x1 (b) | value x0), for a mechanism symmetric in its values (the law under x1 is
+    the transpose). When the report's likelihood ratio between x0 and x1 is a function of (a, b) —
+    true of local hashing, subset selection and Hadamard response — the pair is sufficient for that
+    ratio, so ln max_{(a,b)} pair[a,b]/pair[b,a] over the cells of positive probability is the exact
+    loss max_y ln Pr(y|x0)/Pr(y|x1)."""
+    p = np.asarray(pair, dtype=float)
+    if p.shape != (2, 2) or np.any(p < 0) or not math.isclose(p.sum(), 1.0, rel_tol=1e-12):
+        raise ValueError(f"a support-pair law is a 2x2 probability table, got {p!r}")
+    pos = p > 0
+    if np.any(pos != pos.T):
+        return math.inf
+    with np.errstate(divide="ignore"):
+        lp = np.log(np.where(pos, p, 1.0))
+    return float(np.abs(lp - lp.T)[pos].max())
 
 
 class FrequencyOracle:
