@@ -82,6 +82,14 @@ def test_missing_card_is_to_be_determined_by_snakemake(tmp_path):
     assert is_file_not_found_error(err.value, [missing])
 
 
+def test_a_job_without_a_card_is_sized_from_its_entry():
+    """A synthetic benchmark panel has no data card among its inputs (an empty input list): it is
+    sized from its config entry, not refused."""
+    fns = R.callables(MODEL, "benchmark_job.frequency", {"eps": [1, 2], "reps": 10}, "card")
+    files = SimpleNamespace(card=[], size_mb=0)  # Snakemake's empty Namedlist for a missing named input
+    assert fns["mem_mb"](SimpleNamespace(), files, 1, 1) > 0 and fns["runtime"](SimpleNamespace(), files, 1, 1) > 0
+
+
 @pytest.mark.parametrize(
     "card, key",
     [({"columns": []}, "rows_after_cleaning"), ({"rows_after_cleaning": 5, "columns": "x"}, "columns")],

@@ -271,7 +271,10 @@ def callables(
     def sizes(wildcards, input):
         fam = family(wildcards) if callable(family) else family
         ent = entry(wildcards) if callable(entry) else entry
-        crd = card_size(getattr(input, card)) if card else None
+        given = getattr(input, card, None) if card else None
+        # a job with no card among its inputs (a synthetic benchmark panel: an empty input list) is
+        # sized from its config entry alone
+        crd = card_size(given) if isinstance(given, str) else None
         input_mb = float(input.size_mb) if sized_by_input else 0.0
         return fam, job_sizes(fam, ent, crd, input_mb)
 
