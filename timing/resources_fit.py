@@ -97,6 +97,8 @@ def classify(rel: str, config: dict, scale: str):
         if scale == "smoke":
             entry.update(bench[task].get("smoke", {}))
         entry.update(eps=bench["eps"])
+        if panel.startswith("plane__"):  # a synthetic (k, ε)-plane panel: no dataset, no card
+            return f"benchmark_job.{task}", None, f"benchmark:{task}", entry, False
         return f"benchmark_job.{task}", panel.split("__")[0], f"benchmark:{task}", entry, True
     if head == "bshp":
         if parts[2] == "figure":
