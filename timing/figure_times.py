@@ -154,9 +154,8 @@ def uniform_seconds_per_draw(repeats: int = 7, n: int = 1_000_000) -> float:
     return best / n
 
 
-def floors(config: dict, cards: Path) -> dict[tuple[str, str, str], int]:
-    """{(paper, figure, job name): floor draws} for every mean / SGD job of ``config``."""
-    out = {}
+def _figure_jobs(config: dict):
+    """(paper, figure, entry, panel, mechanism) of every mean / SGD job of ``config``."""
     for paper, section in config.items():
         if not isinstance(section, dict):
             continue
@@ -164,9 +163,16 @@ def floors(config: dict, cards: Path) -> dict[tuple[str, str, str], int]:
             if not isinstance(entry, dict) or entry.get("kind") not in ("mean", "sgd"):
                 continue
             for panel, mech in itertools.product(entry.get("panels", []), entry.get("mechanisms", [])):
-                draws = job_floor_draws(entry, panel["dataset"], mech, cards)
-                if draws is not None:
-                    out[(paper, figure, f"{panel['dataset']}__{mech}")] = draws
+                yield paper, figure, entry, panel, mech
+
+
+def floors(config: dict, cards: Path) -> dict[tuple[str, str, str], int]:
+    """{(paper, figure, job name): floor draws} for every mean / SGD job of ``config``."""
+    out = {}
+    for paper, figure, entry, panel, mech in _figure_jobs(config):
+        draws = job_floor_draws(entry, panel["dataset"], mech, cards)
+        if draws is not None:
+            out[(paper, figure, f"{panel['dataset']}__{mech}")] = draws
     return out
 
 
@@ -185,21 +191,14 @@ def floor_models(config: dict, cards: Path) -> dict[str, dict]:
     """{job log name ('<paper>/<figure>/<dataset>__<mechanism>'): :func:`job_floor`} for every mean /
     SGD job of ``config`` whose dataset has a card under ``cards``."""
     out = {}
-    for paper, section in config.items():
-        if not isinstance(section, dict):
+    for paper, figure, entry, panel, mech in _figure_jobs(config):
+        card_path = cards / f"{panel['dataset']}.json"
+        if not card_path.exists():
             continue
-        for figure, entry in section.items():
-            if not isinstance(entry, dict) or entry.get("kind") not in ("mean", "sgd"):
-                continue
-            for panel, mech in itertools.product(entry.get("panels", []), entry.get("mechanisms", [])):
-                card_path = cards / f"{panel['dataset']}.json"
-                if not card_path.exists():
-                    continue
-                card = json.loads(card_path.read_text())
-                n = int(card["rows_after_cleaning"])
-                n = min(n, int(entry["max_users"])) if entry.get("max_users") else n
-                model = job_floor(entry, mech, n, _dims(card, entry, panel))
-                out[f"{paper}/{figure}/{panel['dataset']}__{mech}"] = model
+        card = json.loads(card_path.read_text())
+        n = int(card["rows_after_cleaning"])
+        n = min(n, int(entry["max_users"])) if entry.get("max_users") else n
+        out[f"{paper}/{figure}/{panel['dataset']}__{mech}"] = job_floor(entry, mech, n, _dims(card, entry, panel))
     return out
 
 
