@@ -67,8 +67,17 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
         lines.append(_mechanism_line(results["meta"]["n_mech"], mech))
     freq = results.get("frequency", [])
     if freq:
-        parts = ", ".join(f"{f['what'].split(' perturb')[0]} {_x(f['speedup_vs_warm_peer'])}" for f in freq)
-        lines.append(f"- **Frequency oracles** against the warmed-up multi-freq-ldpy (CPU per user): {parts}.")
+        peers = sorted({f.get("peer", "multi-freq-ldpy") for f in freq})
+        parts = "; ".join(
+            f"{peer}: "
+            + ", ".join(
+                f"{f['what'].split(' perturb')[0]} {_x(f['speedup_vs_warm_peer'])}"
+                for f in freq
+                if f.get("peer", "multi-freq-ldpy") == peer
+            )
+            for peer in peers
+        )
+        lines.append(f"- **Frequency oracles** against the warmed-up peers (CPU per user, times faster): {parts}.")
     suff = results.get("sufficient", [])
     if suff:
         parts = "; ".join(f"{s['what']}: {_x(s['speedup'])}" for s in suff)
@@ -101,6 +110,13 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
                 )
         if figures.get("measured_at"):
             text += f" (measured {figures['measured_at'][:10]})"
+        run = (figures.get("accounts") or {}).get("totals", {})
+        if "run_wall_s" in run:
+            text += (
+                f"; the whole run (`{run['command']}` from a fresh clone, timing/run_workflow.py): "
+                f"{run['run_wall_s'] / 60:.1f} min wall, {run['run_cpu_s'] / 60:.1f} min CPU with Snakemake's own "
+                f"process, {run['fixed_share']:.1%} of it fixed cost"
+            )
         if worst:
             text += (
                 f"; the costliest figure, {worst['paper']}/{worst['figure']}, takes {worst['cpu_s'] / 60:.1f} min CPU, "
