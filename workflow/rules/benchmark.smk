@@ -44,15 +44,11 @@ if "benchmark" in config:
     ALL_TARGETS.extend(["results/benchmark/winners.parquet", *BENCHMARK_FIGURES])
     PRODUCT_NEEDS.append(("results/benchmark/winners.parquet", BENCHMARK_UNAVAILABLE))
 
-    def bench_data(w, ext):
-        panel = BENCHMARK[w.task]["panels"][w.panel]
-        return f"data/processed/{panel['dataset']}.{ext}" if "dataset" in panel else []
-
     rule benchmark_job:
         input:
             # synthetic (k, ε)-plane panels need no data
-            parquet=lambda w: bench_data(w, "parquet"),
-            card=lambda w: bench_data(w, "json"),
+            parquet=lambda w: benchmark_panel_data(BENCHMARK, w, "parquet"),
+            card=lambda w: benchmark_panel_data(BENCHMARK, w, "json"),
         output:
             "results/benchmark/{task}/{panel}.parquet",
         log:

@@ -66,8 +66,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         name:
             f"figure_{_paper}_{_fig}"
         input:
-            jobs=job_outputs(_paper, _fig, _entry, UNAVAILABLE),
             **figure_report_inputs(_paper, _fig),
+            jobs=job_outputs(_paper, _fig, _entry, UNAVAILABLE),
         output:
             **figure_report_outputs(_paper, _fig),
             summary=f"results/{_paper}/{_fig}/summary.parquet",

@@ -35,8 +35,8 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
 
     rule ldpfl_fig1:
         input:
-            jobs=expand("results/ldpfl/fig1/{mechanism}.parquet", mechanism=LDPFL_FIG1["mechanisms"]),
             **figure_report_inputs("ldpfl", "fig1"),
+            jobs=expand("results/ldpfl/fig1/{mechanism}.parquet", mechanism=LDPFL_FIG1["mechanisms"]),
         output:
             **figure_report_outputs("ldpfl", "fig1"),
             summary="results/ldpfl/fig1/summary.parquet",
