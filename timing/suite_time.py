@@ -46,15 +46,14 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--log", type=Path, help="a saved pytest output to read instead of running the suite")
     ap.add_argument("--out", type=Path, default=HERE / "suite.json")
+    ap.add_argument("--source", help="with --log: what the log is (e.g. '.ci/run on a clean clone at <commit>')")
     args = ap.parse_args(argv)
-    record = {
-        "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "cores": os.cpu_count(),
-        "load_before": os.getloadavg()[0],
-    }
-    if args.log:
-        record.update(parse_summary(args.log.read_text(encoding="utf-8", errors="replace")), source=str(args.log))
+    record = {"measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "cores": os.cpu_count()}
+    if args.log:  # the machine's load when that run started is not known here
+        text = args.log.read_text(encoding="utf-8", errors="replace")
+        record.update(parse_summary(text), load_before=None, source=args.source or str(args.log))
     else:
+        record["load_before"] = os.getloadavg()[0]
         env = dict(os.environ, MPLBACKEND="Agg")
         env.setdefault("LDPREPRO_DATA_MIRROR", str((HERE.parent.parent / "shared" / "datasets").resolve()))
         t0 = time.monotonic()
