@@ -43,6 +43,24 @@ def bench_style(name: str) -> dict:
     return st
 
 
+def _winner_patch(ax, i: int, j: int, best: str, n_tied: int) -> dict:
+    """Fill cell (row i, column j) of a winner map in ``best``'s colour, hatched when others tie with
+    it; returns ``best``'s style (its colour and label)."""
+    st = bench_style(best) if best else {"color": "#ffffff", "label": "none LDP"}
+    ax.add_patch(
+        plt.Rectangle(
+            (j - 0.5, i - 0.5),
+            1,
+            1,
+            facecolor=to_rgba(st["color"], 0.75),
+            edgecolor="white",
+            hatch="//" if n_tied else None,
+            lw=1.5,
+        )
+    )
+    return st
+
+
 def plot_winner_map(win: pd.DataFrame, task: str, png, svg=None) -> None:
     """One cell per (dataset, ε): filled with the best mechanism's colour; the text names it and,
     where the paired tests could not separate others from it, "+ n tied" (hatched)."""
@@ -53,20 +71,9 @@ def plot_winner_map(win: pd.DataFrame, task: str, png, svg=None) -> None:
     used = {}
     for r in w.itertuples(index=False):
         i, j = datasets.index(r.dataset), eps.index(r.eps)
-        st = bench_style(r.best) if r.best else {"color": "#ffffff", "label": "none LDP"}
-        used[r.best] = st
         n_tied = len([t for t in r.tied.split(",") if t])
-        ax.add_patch(
-            plt.Rectangle(
-                (j - 0.5, i - 0.5),
-                1,
-                1,
-                facecolor=to_rgba(st["color"], 0.75),
-                edgecolor="white",
-                hatch="//" if n_tied else None,
-                lw=1.5,
-            )
-        )
+        st = _winner_patch(ax, i, j, r.best, n_tied)
+        used[r.best] = st
         text = st["label"].split(" (")[0] + (f"\n+{n_tied} tied" if n_tied else "")
         ax.text(j, i, text, ha="center", va="center", fontsize="x-small")
     ax.set_xlim(-0.5, len(eps) - 0.5)
@@ -149,19 +156,8 @@ def _winner_cells(ax, cells, rows: list, cols: list) -> dict:
     used = {}
     for row, eps, best, tied in cells:
         i, j = rows.index(row), cols.index(eps)
-        st = bench_style(best) if best else {"color": "#ffffff", "label": "none LDP"}
+        st = _winner_patch(ax, i, j, best, len(tied))
         used[best] = st
-        ax.add_patch(
-            plt.Rectangle(
-                (j - 0.5, i - 0.5),
-                1,
-                1,
-                facecolor=to_rgba(st["color"], 0.75),
-                edgecolor="white",
-                hatch="//" if tied else None,
-                lw=1.5,
-            )
-        )
         ax.text(j, i, st["label"] + (f"\n+{len(tied)}" if tied else ""), ha="center", va="center", fontsize="x-small")
     ax.set_xlim(-0.5, len(cols) - 0.5)
     ax.set_ylim(len(rows) - 0.5, -0.5)

@@ -64,6 +64,15 @@ def _check_eps_exact(eps: Any) -> float:
     return e
 
 
+def _column_counts(reports: Any, k: int, what: str) -> np.ndarray:
+    """Per-value counts of an (n, k) 0/1 report matrix (``what`` names its kind in the error):
+    the number of reports with a 1 in each column, length-k int64."""
+    r = np.asarray(reports)
+    if r.ndim != 2 or r.shape[1] != k:
+        raise ValueError(f"reports must be an (n, {k}) {what}, got shape {r.shape}")
+    return r.sum(axis=0, dtype=np.int64)
+
+
 def _check_true_counts(true_counts: Any, k: int) -> np.ndarray:
     c = np.asarray(true_counts)
     if c.shape != (k,):

@@ -36,6 +36,7 @@ from ldprepro.domain.frequency.base import (
     _check_eps_exact,
     _check_k,
     _check_true_counts,
+    _column_counts,
     pair_law_loss,
 )
 
@@ -135,10 +136,7 @@ class SS(FrequencyOracle):
 
     def support_counts(self, reports: Any) -> np.ndarray:
         """Number of reports containing each value (length-k int64)."""
-        r = np.asarray(reports)
-        if r.ndim != 2 or r.shape[1] != self.k:
-            raise ValueError(f"reports must be an (n, {self.k}) membership matrix, got shape {r.shape}")
-        return r.sum(axis=0, dtype=np.int64)
+        return _column_counts(reports, self.k, "membership matrix")
 
     aggregate = support_counts
 

@@ -8,7 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ldprepro.domain.frequency.base import FrequencyOracle, _check_eps, _check_k, _check_prob, _check_true_counts
+from ldprepro.domain.frequency.base import (
+    FrequencyOracle,
+    _check_eps,
+    _check_k,
+    _check_prob,
+    _check_true_counts,
+    _column_counts,
+)
 
 # Rows of the (n, k) bit matrix drawn per block in unary-encoding perturbation: bounds the float
 # temporaries to ~32 MB whatever n is.
@@ -83,10 +90,7 @@ class UnaryEncoding(FrequencyOracle):
 
     def support_counts(self, reports: Any) -> np.ndarray:
         """Number of 1-bits in each column (length-k int64 array)."""
-        r = np.asarray(reports)
-        if r.ndim != 2 or r.shape[1] != self.k:
-            raise ValueError(f"reports must be an (n, {self.k}) bit matrix, got shape {r.shape}")
-        return r.sum(axis=0, dtype=np.int64)
+        return _column_counts(reports, self.k, "bit matrix")
 
     aggregate = support_counts
 
