@@ -1,4 +1,4 @@
-"""timing/figure_times.py: per-figure sums of the jobs' benchmark files and the floor arithmetic."""
+"""timing/figure_times.py: per-figure sums of the jobs' own resources: log lines and the floor arithmetic."""
 
 import importlib.util
 import json
@@ -11,18 +11,23 @@ ft = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ft)
 
 
-def bench_file(path: Path, s: float, cpu: float, rss: float) -> None:
+def job_log(path: Path, s: float, cpu: float, rss: float, rule: str = "figure_job") -> None:
+    """A job log as ldprepro.pipeline.jobsetup writes it: progress lines, then the resources: line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{s}\t0:00:01\t{rss}\t{cpu}\n")
+    path.write_text(
+        "2026-11-24 04:00:00 INFO ldprepro: started\n"
+        f"2026-11-24 04:00:40 INFO ldprepro: resources: cpu_s={cpu:.3f} wall_s={s:.3f} max_rss_mb={rss:.1f}"
+        f" setup_cpu_s=0.500 rule={rule}\n"
+    )
 
 
 @pytest.fixture
 def run(tmp_path):
     logs = tmp_path / "logs"
-    bench_file(logs / "hiera/fig2/synth_a__pm.tsv", 10.0, 8.0, 300.0)
-    bench_file(logs / "hiera/fig2/synth_a__hiera.tsv", 30.0, 20.0, 250.0)
-    bench_file(logs / "hiera/fig2/plot.tsv", 2.0, 1.5, 200.0)
-    bench_file(logs / "lremh/fig1.tsv", 5.0, 4.0, 900.0)
+    job_log(logs / "hiera/fig2/synth_a__pm.log", 10.0, 8.0, 300.0)
+    job_log(logs / "hiera/fig2/synth_a__hiera.log", 30.0, 20.0, 250.0)
+    job_log(logs / "hiera/fig2/plot.log", 2.0, 1.5, 200.0)
+    job_log(logs / "lremh/fig1.log", 5.0, 4.0, 900.0)
     cards = tmp_path / "cards"
     cards.mkdir()
     (cards / "synth_a.json").write_text(json.dumps({"rows_after_cleaning": 1000}))
@@ -46,7 +51,7 @@ def run(tmp_path):
 
 def test_sums_per_figure_and_floor_counts_users_reps_eps_sweep(run):
     logs, cards, config = run
-    jobs = ft.read_benchmarks(logs)
+    jobs = ft.read_jobs(logs)
     assert set(jobs.figure) == {"fig2", "fig1"} and len(jobs) == 4
     draws = ft.floors(config, cards)
     # pm: 1000 users × 40 repetitions (test_reps > reps) × 2 ε; hiera also × 3 sweep values
@@ -66,12 +71,17 @@ def test_sgd_floor_is_two_uniforms_per_training_user_and_fit(run):
     assert ft.job_floor_draws(entry, "no_card", "pm", cards) is None
 
 
-def test_empty_benchmark_file_is_named(tmp_path):
-    f = tmp_path / "logs/dct/fig1/x__dct.tsv"
-    f.parent.mkdir(parents=True)
-    f.write_text("s\th:m:s\tmax_rss\tcpu_time\n")
-    with pytest.raises(ValueError, match="x__dct.tsv: empty"):
-        ft.read_benchmarks(tmp_path / "logs")
+def test_a_log_without_its_resources_line_is_not_a_job_record(tmp_path):
+    """A job that has not finished (or died before its exit line) has no record; the last line of a
+    rerun job's log counts."""
+    logs = tmp_path / "logs"
+    (logs / "dct/fig1").mkdir(parents=True)
+    (logs / "dct/fig1/x__dct.log").write_text("INFO started\n")
+    job_log(logs / "dct/fig1/y__dct.log", 3.0, 2.0, 100.0)
+    with (logs / "dct/fig1/y__dct.log").open("a") as fh:
+        fh.write("INFO resources: cpu_s=7.000 wall_s=8.000 max_rss_mb=90.0 setup_cpu_s=0.400 rule=figure_job\n")
+    jobs = ft.read_jobs(logs).set_index("job")
+    assert list(jobs.index) == ["y__dct"] and jobs.loc["y__dct", "cpu_s"] == 7.0 and jobs.loc["y__dct", "wall_s"] == 8.0
 
 
 def test_main_writes_json_and_markdown_with_before(run, tmp_path):
@@ -81,7 +91,7 @@ def test_main_writes_json_and_markdown_with_before(run, tmp_path):
 
     cfg.write_text(yaml.safe_dump(config))
     before = tmp_path / "before"
-    bench_file(before / "hiera/fig2/synth_a__pm.tsv", 100.0, 59.0, 300.0)
+    job_log(before / "hiera/fig2/synth_a__pm.log", 100.0, 59.0, 300.0)
     result = ft.main(
         [
             "--logs",
@@ -212,24 +222,6 @@ def test_floor_counts_test_reps_sweeps_of_swept_mechanisms_and_sgd_variants():
     assert f["fits"] == 10 * 5 * 2 * 2 * 2 and f["flops"] == f["fits"] * 4.0 * 900 * 20
 
 
-def test_job_log_cpu_replaces_the_sampled_benchmark_cpu(tmp_path):
-    """Snakemake samples CPU time (every 30 s after the first 15 s): the job's own getrusage line
-    in its log wins; a job without one keeps the sampled value and says so."""
-    root = tmp_path / "logs" / "benchmarks"
-    bench_file(root / "dct/fig2/synth_a__pm.tsv", 40.0, 15.0, 300.0)
-    bench_file(root / "dct/fig2/figure.tsv", 3.0, 2.5, 200.0)
-    log = tmp_path / "logs" / "dct/fig2/synth_a__pm.log"
-    log.parent.mkdir(parents=True)
-    log.write_text(
-        "2026-11-24 04:00:00 INFO ldprepro: started\n"
-        "2026-11-24 04:00:40 INFO ldprepro: resources: cpu_s=38.250 wall_s=40.100 max_rss_mb=512.5\n"
-    )
-    jobs = ft.read_benchmarks(root).set_index("job")
-    assert jobs.loc["synth_a__pm", "cpu_s"] == 38.25 and jobs.loc["synth_a__pm", "max_rss_mb"] == 512.5
-    assert jobs.loc["synth_a__pm", "cpu_source"] == "job"
-    assert jobs.loc["figure", "cpu_s"] == 2.5 and jobs.loc["figure", "cpu_source"] == "sampled"
-
-
 def test_every_job_logs_its_own_resources_at_exit(tmp_path):
     """jobsetup.start registers the exit line: a job that burns 0.3 s of CPU logs at least that."""
     import subprocess
@@ -247,7 +239,7 @@ def test_every_job_logs_its_own_resources_at_exit(tmp_path):
     )
     subprocess.run([sys.executable, "-c", script], check=True)
     found = ft.job_resources(log)
-    assert found is not None and found[0] >= 0.3 and found[1] > 0
+    assert found is not None and found[0] >= 0.3 and found[1] > 0 and found[2] > 0
 
 
 def test_ipums_projection_scales_only_the_ipums_panels():

@@ -47,12 +47,18 @@ def test_splice_readme_replaces_only_the_block(tmp_path):
 
 def test_wall_times_per_stage(tmp_path):
     for stage, job, s in [("dct", "a", 1.5), ("dct", "b", 2.0), ("audit", "c", 4.0)]:
-        path = tmp_path / "logs" / "benchmarks" / stage / f"{job}.tsv"
+        path = tmp_path / "logs" / stage / "fig1" / f"{job}.log"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("s\th:m:s\tmax_rss\n" + f"{s}\t0:00:0{int(s)}\t10\n")
-    times = report.wall_times(sorted(tmp_path.glob("logs/benchmarks/**/*.tsv"))).set_index("stage")
+        path.write_text(
+            f"INFO started\nINFO resources: cpu_s=0.5 wall_s={s} max_rss_mb=10.0 setup_cpu_s=0.2 rule=figure_job\n"
+        )
+    # a job whose log never got its line (it was removed, or the job ran before the line existed)
+    (tmp_path / "logs" / "audit" / "d.log").write_text("INFO started\n")
+    times = report.wall_times(sorted(tmp_path.glob("logs/**/*.log")) + [tmp_path / "logs/audit/gone.log"])
+    times = times.set_index("stage")
     assert times.loc["dct", "seconds"] == pytest.approx(3.5) and times.loc["dct", "jobs"] == 2
-    assert times.loc["audit", "seconds"] == pytest.approx(4.0)
+    assert times.loc["dct", "missing"] == 0
+    assert times.loc["audit", "seconds"] == pytest.approx(4.0) and times.loc["audit", "missing"] == 2
 
 
 def test_html_tables_render():

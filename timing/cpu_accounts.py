@@ -22,15 +22,13 @@ each priced at a rate measured in the same run (``uniform_seconds_per_draw``,
 from __future__ import annotations
 
 import math
-import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-#: the ``resources:`` line of a job log (ldprepro.pipeline.jobsetup.log_resources)
-LINE = re.compile(r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)(?: setup_cpu_s=(\S+) rule=(\S+))?")
+from ldprepro.pipeline.jobsetup import logged_resources
 
 
 def read_job_logs(logs: Path) -> pd.DataFrame:
@@ -39,20 +37,9 @@ def read_job_logs(logs: Path) -> pd.DataFrame:
     peak RSS. The last line counts (a rerun job's log is rewritten)."""
     rows = []
     for path in sorted(logs.rglob("*.log")):
-        found = LINE.findall(path.read_text(encoding="utf-8", errors="replace"))
-        if not found:
-            continue
-        cpu, wall, rss, setup, rule = found[-1]
-        rows.append(
-            {
-                "log": path.relative_to(logs).with_suffix("").as_posix(),
-                "rule": rule or "?",
-                "cpu_s": float(cpu),
-                "setup_cpu_s": float(setup) if setup else math.nan,
-                "wall_s": float(wall),
-                "max_rss_mb": float(rss),
-            }
-        )
+        line = logged_resources(path.read_text(encoding="utf-8", errors="replace"))
+        if line is not None:
+            rows.append({"log": path.relative_to(logs).with_suffix("").as_posix(), **line})
     return pd.DataFrame(rows, columns=["log", "rule", "cpu_s", "setup_cpu_s", "wall_s", "max_rss_mb"])
 
 

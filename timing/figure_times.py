@@ -1,20 +1,21 @@
 """Per-figure cost of a pipeline run, beside its random-number floor (not a test).
 
-    PYTHONPATH=src python timing/figure_times.py [--logs logs/benchmarks] [--before DIR|JSON]
+    PYTHONPATH=src python timing/figure_times.py [--logs logs] [--run RUN.json] [--before DIR|JSON]
         [--config config.yaml] [--cards data/processed] [--out-dir timing]
 
-Reads the Snakemake ``benchmark:`` files every job writes (``logs/benchmarks/<paper>/<fig>/...tsv``:
-wall seconds ``s``, ``cpu_time``, ``max_rss`` in MB) and sums them per figure. Beside each figure of the
+Reads the ``resources:`` line every job writes at the end of its log (``logs/<paper>/<fig>/...log``:
+its own getrusage CPU seconds, wall seconds and peak RSS in MB, ldprepro.pipeline.jobsetup) and sums
+them per figure. Beside each figure of the
 Monte-Carlo kinds it puts the floor an exact per-user sampler cannot beat: one uniform per reported
 user per repetition (mean figures: users × repetitions × ε × sweep values per job; LDP-SGD figures:
 training users × fits), priced at the CPU time of ``Generator.random`` measured in this run (minimum
 of 7 repeats after a warm-up). Jobs that use exact sufficient statistics (graded Laplace, Laplace)
 may run below it: the ratio then reads < 1.
 
-``--before DIR|JSON`` adds the CPU sums of an earlier run, from its benchmark files (copy
-``logs/benchmarks`` aside before re-running) or from the ``figure_times.json`` written for it, and
-the speed-up. Writes ``figure_times.json`` and the generated
-``figure_times.md``; no number in it is typed by hand.
+``--before DIR|JSON`` adds the CPU sums of an earlier run, from its job logs (copy ``logs`` aside
+before re-running) or from the ``figure_times.json`` written for it, and the speed-up. ``--run``
+adds timing/run_workflow.py's record of the same run (Snakemake's own process, the run's wall).
+Writes ``figure_times.json`` and the generated ``figure_times.md``; no number in it is typed by hand.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import json
 import math
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -46,45 +46,35 @@ from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module be
 )
 from cpu_accounts import markdown as cpu_accounts_markdown  # noqa: E402
 
-#: The last line of a job's log (ldprepro.pipeline.jobsetup.log_resources): its exact CPU time and peak RSS.
-RESOURCES = re.compile(r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)")
+from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
 
 
-def job_resources(log: Path) -> tuple[float, float] | None:
-    """(CPU s, max RSS MB) from the job's own ``resources:`` log line, if the log has one."""
+def job_resources(log: Path) -> tuple[float, float, float] | None:
+    """(CPU s, max RSS MB, wall s) from the job's own ``resources:`` log line, if the log has one."""
     if not log.exists():
         return None
-    found = RESOURCES.findall(log.read_text(encoding="utf-8", errors="replace"))
-    return (float(found[-1][0]), float(found[-1][2])) if found else None
+    line = logged_resources(log.read_text(encoding="utf-8", errors="replace"))
+    return (line["cpu_s"], line["max_rss_mb"], line["wall_s"]) if line else None
 
 
-def read_benchmarks(root: Path) -> pd.DataFrame:
-    """One row per benchmark file under ``root`` (``logs/benchmarks``): figure key (first two path
-    parts), job name, wall s, CPU s, max RSS MB.
-
-    CPU time and peak RSS come from the job's log (``logs/<same path>.log``, its ``resources:``
-    line, exact from ``getrusage``) where it has one; else from the benchmark file, whose CPU time
-    Snakemake samples (every 0.5 s for 15 s, then every 30 s: up to 30 s of a long job's CPU can be
-    missed). ``cpu_source`` says which."""
+def read_jobs(logs: Path) -> pd.DataFrame:
+    """One row per job log under ``logs`` that ends in a ``resources:`` line (every job's own
+    getrusage record, ldprepro.pipeline.jobsetup): figure key (first two path parts: ``hiera/fig2``,
+    ``data/normalise``; a log directly under a stage, ``lremh/adult``, is its own figure), job name,
+    wall s, CPU s, max RSS MB."""
+    table = read_job_logs(logs)
     rows = []
-    for f in sorted(root.rglob("*.tsv")):
-        rel = f.relative_to(root).with_suffix("")
-        parts = rel.parts
-        paper = parts[0]
-        figure = parts[1] if len(parts) > 2 else parts[-1]
-        t = pd.read_csv(f, sep="\t")
-        if t.empty:
-            raise ValueError(f"{f}: empty benchmark file")
-        exact = job_resources(root.parent / rel.with_suffix(".log"))
+    for rec in table.to_dict("records"):
+        parts = rec["log"].split("/")
         rows.append(
             {
-                "paper": paper,
-                "figure": figure,
+                "paper": parts[0],
+                "figure": parts[1] if len(parts) > 2 else parts[-1],
                 "job": "/".join(parts[2:]) if len(parts) > 2 else parts[-1],
-                "wall_s": float(t["s"].iloc[0]),
-                "cpu_s": exact[0] if exact else float(t["cpu_time"].iloc[0]),
-                "max_rss_mb": exact[1] if exact else float(t["max_rss"].iloc[0]),
-                "cpu_source": "job" if exact else "sampled",
+                "wall_s": rec["wall_s"],
+                "cpu_s": rec["cpu_s"],
+                "max_rss_mb": rec["max_rss_mb"],
+                "cpu_source": "job",
             }
         )
     return pd.DataFrame(rows, columns=["paper", "figure", "job", "wall_s", "cpu_s", "max_rss_mb", "cpu_source"])
@@ -223,10 +213,10 @@ def summarise(jobs: pd.DataFrame, floor_draws: dict, sec_per_draw: float) -> pd.
 
 
 def before_cpu(before: Path) -> pd.DataFrame:
-    """CPU and summed job wall seconds per figure of an earlier run: from its benchmark files (a directory) or from the
+    """CPU and summed job wall seconds per figure of an earlier run: from its job logs (a directory) or from the
     ``figure_times.json`` this script wrote for it."""
     if before.is_dir():
-        sums = read_benchmarks(before).groupby(["paper", "figure"])[["cpu_s", "wall_s"]].sum()
+        sums = read_jobs(before).groupby(["paper", "figure"])[["cpu_s", "wall_s"]].sum()
         return sums.rename(columns={"cpu_s": "before_cpu_s", "wall_s": "before_wall_s"}).reset_index()
     figures = json.loads(before.read_text())["figures"]
     return pd.DataFrame(
@@ -241,7 +231,7 @@ def before_cpu(before: Path) -> pd.DataFrame:
 def before_cpu_exact(before: Path) -> bool:
     """Whether every job of the earlier run has its own getrusage CPU (else some are sampled)."""
     if before.is_dir():
-        return bool((read_benchmarks(before)["cpu_source"] == "job").all())
+        return True  # a job's log line is its own getrusage total
     totals = json.loads(before.read_text()).get("totals", {})
     return "jobs" in totals and totals.get("jobs_cpu_from_log") == totals["jobs"]
 
@@ -257,7 +247,7 @@ def markdown(result: dict) -> str:
         "<!-- generated by timing/figure_times.py; do not edit by hand -->",
         "# Per-figure cost of a pipeline run",
         "",
-        f"Run read from `{result['logs']}` (job benchmark files); floor priced at "
+        f"Run read from `{result['logs']}` (each job's own `resources:` log line); floor priced at "
         f"{result['ns_per_uniform']:.2f} ns CPU per `Generator.random` draw, measured "
         f"{result['measured_at']} on {result['machine']}. CPU and wall are sums over the figure's jobs; "
         "the floor is one uniform per reported user per repetition (mean figures) or per training user "
@@ -311,8 +301,8 @@ def markdown(result: dict) -> str:
         + (
             f" CPU of {t['jobs_cpu_from_log']} of the {t['jobs']} jobs is their own getrusage total (job log); the "
             "others' is Snakemake's sampled value, which can miss up to 30 s per job."
-            if "jobs_cpu_from_log" in t
-            else ""
+            if "jobs_cpu_from_log" in t and t["jobs_cpu_from_log"] < t["jobs"]
+            else " Every job's CPU is its own getrusage total (its log's resources: line)."
         )
         + (
             f" Before: {_fmt(t['before_cpu_s'], ' s')} CPU, {_fmt(t.get('before_wall_s'), ' s')} summed job wall."
@@ -342,22 +332,21 @@ def _clean(v):
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--logs", default="logs/benchmarks", type=Path)
+    ap.add_argument("--logs", default="logs", type=Path, help="the run's job logs (their resources: lines)")
     ap.add_argument("--before", type=Path)
     ap.add_argument("--config", default="config.yaml", type=Path)
     ap.add_argument("--cards", default="data/processed", type=Path)
     ap.add_argument("--out-dir", default="timing", type=Path)
     ap.add_argument("--name", default="figure_times", help="output file stem (figure_times.json/.md)")
     ap.add_argument("--note", default="", help="the conditions of the run, printed under the title")
-    ap.add_argument("--job-logs", default="logs", type=Path, help="the run's job logs (their resources: lines)")
     ap.add_argument("--run", type=Path, help="timing/run_workflow.py's record of the same run")
     ap.add_argument("--results", default="results", type=Path, help="the run's results (LREMH's cost_ops)")
     args = ap.parse_args(argv)
 
     config = yaml.safe_load(args.config.read_text())
-    jobs = read_benchmarks(args.logs)
+    jobs = read_jobs(args.logs)
     if jobs.empty:
-        raise SystemExit(f"{args.logs}: no benchmark files (run the pipeline first)")
+        raise SystemExit(f"{args.logs}: no job log with a resources: line (run the pipeline first)")
     sec = uniform_seconds_per_draw()
     table = summarise(jobs, floors(config, args.cards), sec)
     if args.before:
@@ -379,7 +368,7 @@ def main(argv=None) -> dict:
         totals["before_cpu_s"] = float(table["before_cpu_s"].sum())
         totals["before_wall_s"] = float(table["before_wall_s"].sum())
         totals["before_cpu_exact"] = before_cpu_exact(args.before)
-    job_logs = read_job_logs(args.job_logs)
+    job_logs = read_job_logs(args.logs)
     account = None
     if not job_logs.empty:
         models = floor_models(config, args.cards)

@@ -12,8 +12,9 @@ are left alone).
 
 The workflow runs in its own working directory (default /tmp/ldprepro_ipums_scale; the repository's
 results/ are untouched) with an overlay config pointing ``datasets.ipums_*.options.extract`` at the
-synthetic files. Per-job time and peak RSS come from the workflow's own ``benchmark:`` files
-(logs/benchmarks/...tsv). Writes ``ipums_results.json`` and ``ipums_results.md`` next to this file
+synthetic files. Per-job CPU, wall time and peak RSS come from the ``resources:`` line each job
+writes at the end of its log (runs before the rules dropped their ``benchmark:`` files took the wall
+time from those; ``meta.wall_source`` says which). Writes ``ipums_results.json`` and ``ipums_results.md`` next to this file
 (``--out-dir``). The full run (fraction 1, scale paper) is long: run it on a machine you own.
 Set ``LDPREPRO_DATA_MIRROR`` so that the figures' other panels (Vehicle) run too; the workflow
 records which datasets it can obtain in the workdir's results/availability.json on its first run,
@@ -29,7 +30,6 @@ uniforms (attribute index and report) per training user.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import subprocess
 import sys
@@ -97,21 +97,16 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def read_benchmarks(workdir: Path, fig: str) -> list[dict]:
+def read_job_logs_of(workdir: Path, fig: str) -> list[dict]:
+    """The jobs of ``fig`` (``paper/figN`` or ``data/<stage>``) in ``workdir``: name, wall ``s``,
+    CPU and peak RSS, from each job's own ``resources:`` log line (figure_times.job_resources)."""
     rows = []
-    for tsv in sorted((workdir / "logs" / "benchmarks" / fig).glob("*.tsv")):
-        with tsv.open() as fh:
-            rec = next(csv.DictReader(fh, delimiter="\t"))
-        # the job's exact CPU and peak RSS from its log (Snakemake samples CPU time: figure_times)
-        exact = job_resources(workdir / "logs" / fig / f"{tsv.stem}.log")
+    for log in sorted((workdir / "logs" / fig).glob("*.log")):
+        exact = job_resources(log)
+        if exact is None:  # not finished (or failed before its exit line): no record
+            continue
         rows.append(
-            {
-                "job": tsv.stem,
-                "s": float(rec["s"]),
-                "max_rss_mb": exact[1] if exact else float(rec.get("max_rss") or "nan"),
-                "cpu_time_s": exact[0] if exact else float(rec.get("cpu_time") or "nan"),
-                "cpu_source": "job" if exact else "sampled",
-            }
+            {"job": log.stem, "s": exact[2], "max_rss_mb": exact[1], "cpu_time_s": exact[0], "cpu_source": "job"}
         )
     return rows
 
@@ -201,7 +196,7 @@ def main(argv=None):
         ]
         if args.collect:  # what earlier (possibly interrupted) runs of these workdirs logged
             for workdir in [args.workdir, *args.also_workdir]:
-                jobs = read_benchmarks(workdir, fig)
+                jobs = read_job_logs_of(workdir, fig)
                 if any("__" not in j["job"] for j in jobs):
                     break
             if not any("__" not in j["job"] for j in jobs):
@@ -216,7 +211,7 @@ def main(argv=None):
             if proc.returncode:
                 print(proc.stderr[-3000:], file=sys.stderr)
                 raise SystemExit(f"{fig}: snakemake failed (exit {proc.returncode}); log above")
-            jobs = read_benchmarks(args.workdir, fig)
+            jobs = read_job_logs_of(args.workdir, fig)
         entry = figs[fig]
         for job in jobs:
             if "__" not in job["job"]:  # the figure's own job (tables, plot): does not scale with n
@@ -266,11 +261,12 @@ def main(argv=None):
         "note": "SYNTHETIC IPUMS-format data (timing/ipums_scale.py), not IPUMS",
         "figures_not_run": not_run,
         "collected": bool(args.collect),
+        "wall_source": "job log",
     }
     # reading the extracts and the WISDM file, linear in n
-    data_jobs = read_benchmarks(args.workdir, "data/ipums")
+    data_jobs = read_job_logs_of(args.workdir, "data/ipums")
     data_jobs += [
-        j for j in read_benchmarks(args.workdir, "data/normalise") if j["job"] == "wisdm" and "wisdm" in sizes
+        j for j in read_job_logs_of(args.workdir, "data/normalise") if j["job"] == "wisdm" and "wisdm" in sizes
     ]
     for job in data_jobs:
         job["projected_cpu_s_full_size"] = projected_cpu_s(job["cpu_time_s"], startup, args.fraction, True)
@@ -360,7 +356,9 @@ def render(out: dict) -> str:
     if full:
         intro = (
             "Measured on SYNTHETIC IPUMS-format data at the papers' sizes: every number below is a measurement "
-            "(CPU and peak RSS from each job's own getrusage line, wall from Snakemake's benchmark file)."
+            "(CPU and peak RSS from each job's own getrusage line, wall from "
+            + ("the same line" if out["meta"].get("wall_source") == "job log" else "Snakemake's benchmark file")
+            + ")."
         )
         last, total_head = "CPU s at full size (measured)", "CPU s at full size (measured)"
     else:

@@ -45,9 +45,9 @@ sys.path.insert(0, str(HERE))
 from resources_report import cluster_block, render, splice  # noqa: E402
 
 from ldprepro.pipeline import resources as R  # noqa: E402
+from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
 from ldprepro.pipeline.parse import experiment_params  # noqa: E402
 
-LINE = re.compile(r"resources: cpu_s=([\d.]+) wall_s=([\d.]+) max_rss_mb=([\d.]+)(?:.*?rule=(\S+))?")
 MEAN_PAPERS = ("hiera", "ldpfl", "dct", "experiments")
 
 
@@ -137,9 +137,8 @@ def read_run(run: Path, label: str):
     jobs, cards, entries = [], {}, {}
     for log in sorted((run / "logs").rglob("*.log")):
         rel = log.relative_to(run / "logs").as_posix()
-        text = log.read_text(errors="replace").strip().splitlines()
-        m = LINE.search(text[-1]) if text else None
-        got = classify(rel, config, scale) if m else None
+        line = logged_resources(log.read_text(errors="replace"))
+        got = classify(rel, config, scale) if line else None
         if not got:
             continue
         fam, ds, key, entry, needs_card = got
@@ -152,7 +151,7 @@ def read_run(run: Path, label: str):
             entries[key] = entry
         input_mb = raw_mb(run, ds) if fam == "data_normalise" else 0.0
         size, work = R.job_sizes(fam, entry, card, input_mb)
-        cpu, wall, rss = (float(v) for v in m.groups()[:3])
+        cpu, wall, rss = line["cpu_s"], line["wall_s"], line["max_rss_mb"]
         jobs.append(
             dict(
                 source=label,

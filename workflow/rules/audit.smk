@@ -13,8 +13,6 @@ if "audit" in config:
             "results/audit/{family}.parquet",
         log:
             "logs/audit/{family}.log",
-        benchmark:
-            "logs/benchmarks/audit/{family}.tsv"
         wildcard_constraints:
             family="|".join(AUDIT_FAMILIES),
         group:
@@ -40,8 +38,6 @@ if "audit" in config:
             svg="figures/audit/audit.svg",
         log:
             "logs/audit/table.log",
-        benchmark:
-            "logs/benchmarks/audit/table.tsv"
         group:
             "audit"
         conda:

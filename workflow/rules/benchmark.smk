@@ -53,8 +53,6 @@ if "benchmark" in config:
             "results/benchmark/{task}/{panel}.parquet",
         log:
             "logs/benchmark/{task}/{panel}.log",
-        benchmark:
-            "logs/benchmarks/benchmark/{task}/{panel}.tsv"
         wildcard_constraints:
             task="|".join(BENCHMARK_TASKS),
             panel=r"[A-Za-z0-9_\-]+",
@@ -92,8 +90,6 @@ if "benchmark" in config:
             ],
         log:
             "logs/benchmark/tables.log",
-        benchmark:
-            "logs/benchmarks/benchmark/tables.tsv"
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1

@@ -21,8 +21,6 @@ rule bshp_job:
         "results/bshp/{figure}/{dataset}__{method}.parquet",
     log:
         "logs/bshp/{figure}/{dataset}__{method}.log",
-    benchmark:
-        "logs/benchmarks/bshp/{figure}/{dataset}__{method}.tsv"
     wildcard_constraints:
         figure=r"fig\d+",
         dataset=r"[a-z][a-z0-9_]*",
@@ -64,8 +62,6 @@ for _fig, _entry in BSHP_FIGURES.items():
             svg=f"figures/bshp/{_fig}.svg",
         log:
             f"logs/bshp/{_fig}/figure.log",
-        benchmark:
-            f"logs/benchmarks/bshp/{_fig}/figure.tsv"
         group:
             "render"
         conda:

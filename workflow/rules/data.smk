@@ -55,8 +55,6 @@ rule data_normalise:
         card="data/processed/{dataset}.json",
     log:
         "logs/data/normalise/{dataset}.log",
-    benchmark:
-        "logs/benchmarks/data/normalise/{dataset}.tsv"
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "files"),
     conda:
@@ -77,8 +75,6 @@ rule data_synthetic:
         card="data/processed/{dataset}.json",
     log:
         "logs/data/synthetic/{dataset}.log",
-    benchmark:
-        "logs/benchmarks/data/synthetic/{dataset}.tsv"
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "synthetic"),
     group:
@@ -103,8 +99,6 @@ rule data_ipums:
         card="data/processed/{dataset}.json",
     log:
         "logs/data/ipums/{dataset}.log",
-    benchmark:
-        "logs/benchmarks/data/ipums/{dataset}.tsv"
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "ipums"),
     conda:

@@ -32,8 +32,6 @@ rule figure_job:
         "results/{paper}/{figure}/{dataset}__{mechanism}.parquet",
     log:
         "logs/{paper}/{figure}/{dataset}__{mechanism}.log",
-    benchmark:
-        "logs/benchmarks/{paper}/{figure}/{dataset}__{mechanism}.tsv"
     wildcard_constraints:
         paper="|".join(MEAN_PAPERS),
         figure=r"[a-z][a-z0-9_]*",
@@ -77,8 +75,6 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             svg=f"figures/{_paper}/{_fig}.svg",
         log:
             f"logs/{_paper}/{_fig}/figure.log",
-        benchmark:
-            f"logs/benchmarks/{_paper}/{_fig}/figure.tsv"
         group:
             "render"
         conda:

@@ -15,8 +15,6 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
             "results/ldpfl/fig1/{mechanism}.parquet",
         log:
             "logs/ldpfl/fig1/{mechanism}.log",
-        benchmark:
-            "logs/benchmarks/ldpfl/fig1/{mechanism}.tsv"
         wildcard_constraints:
             mechanism="|".join(LDPFL_FIG1["mechanisms"]),
         group:
@@ -46,8 +44,6 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
             svg="figures/ldpfl/fig1.svg",
         log:
             "logs/ldpfl/fig1/figure.log",
-        benchmark:
-            "logs/benchmarks/ldpfl/fig1/figure.tsv"
         group:
             "ldpfl_fig1"
         conda:
@@ -81,8 +77,6 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
             svg="figures/ldpfl/fig4.svg",
         log:
             "logs/ldpfl/fig4/figure.log",
-        benchmark:
-            "logs/benchmarks/ldpfl/fig4/figure.tsv"
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1

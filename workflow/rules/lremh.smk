@@ -33,8 +33,6 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
             avd=experiment_outputs(_exp, "avd"),
         log:
             f"logs/lremh/{_name}.log",
-        benchmark:
-            f"logs/benchmarks/lremh/{_name}.tsv"
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1
@@ -68,8 +66,6 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             svg=f"figures/lremh/{_fig}.svg",
         log:
             f"logs/lremh/{_fig}.log",
-        benchmark:
-            f"logs/benchmarks/lremh/{_fig}.tsv"
         group:
             "render"
         conda:

@@ -15,33 +15,32 @@ REPORT_DATASETS = sorted(
 REPORT_CARDS = [f"data/processed/{ds}.json" for ds in REPORT_DATASETS if ds not in UNAVAILABLE_ALL]
 ALL_TARGETS.extend(["results/report/claims.html", "results/report/provenance.html"])
 
-# Stage timings come from the benchmark files of the jobs upstream of the report's tables, declared
-# as inputs (Snakemake treats a rule's benchmark file as one of its products), not read by glob.
-REPORT_BENCHMARKS = []
+# Stage timings come from the logs of the jobs upstream of the report's tables: each job's log ends
+# with its own `resources:` line (ldprepro.pipeline.jobsetup). Logs are not products Snakemake tracks,
+# so their paths are a parameter; the claims the rule reads come after those jobs in the DAG.
+REPORT_JOB_LOGS = []
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
-    REPORT_BENCHMARKS += [
-        f"logs/benchmarks/{_paper}/{_fig}/{p['dataset']}__{m}.tsv"
+    REPORT_JOB_LOGS += [
+        f"logs/{_paper}/{_fig}/{p['dataset']}__{m}.log"
         for p in _entry["panels"]
         if p["dataset"] not in UNAVAILABLE
         for m in _entry["mechanisms"]
     ]
 for _fig, _entry in BSHP_FIGURES.items():
-    REPORT_BENCHMARKS += [
-        f"logs/benchmarks/bshp/{_fig}/{ds}__{m}.tsv"
+    REPORT_JOB_LOGS += [
+        f"logs/bshp/{_fig}/{ds}__{m}.log"
         for ds in sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
         for m in _entry["methods"]
     ]
-REPORT_BENCHMARKS += [
-    f"logs/benchmarks/lremh/{name}.tsv"
-    for name, e in LREMH_EXPERIMENTS.items()
-    if e["dataset"] not in LREMH_UNAVAILABLE
+REPORT_JOB_LOGS += [
+    f"logs/lremh/{name}.log" for name, e in LREMH_EXPERIMENTS.items() if e["dataset"] not in LREMH_UNAVAILABLE
 ]
 if "audit" in config:
-    REPORT_BENCHMARKS += [f"logs/benchmarks/audit/{f}.tsv" for f in AUDIT_FAMILIES]
+    REPORT_JOB_LOGS += [f"logs/audit/{f}.log" for f in AUDIT_FAMILIES]
 if "ldpfl" in config and "fig1" in config["ldpfl"]:
-    REPORT_BENCHMARKS += [f"logs/benchmarks/ldpfl/fig1/{m}.tsv" for m in LDPFL_FIG1["mechanisms"]]
+    REPORT_JOB_LOGS += [f"logs/ldpfl/fig1/{m}.log" for m in LDPFL_FIG1["mechanisms"]]
 if "ldpfl" in config and "fig4" in config["ldpfl"]:
-    REPORT_BENCHMARKS.append("logs/benchmarks/ldpfl/fig4/figure.tsv")
+    REPORT_JOB_LOGS.append("logs/ldpfl/fig4/figure.log")
 
 
 rule report_tables:
@@ -49,7 +48,6 @@ rule report_tables:
         claims=REPORT_CLAIMS,
         audit="results/audit/audit.parquet",
         cards=REPORT_CARDS,
-        benchmarks=REPORT_BENCHMARKS,
     output:
         claims=report_if_built("results/report/claims.html", caption="../report/tables.rst", category="tables"),
         audit=report_if_built("results/report/audit.html", caption="../report/audit.rst", category="audit"),
@@ -66,6 +64,7 @@ rule report_tables:
         **res("tables"),
     params:
         figures=FIGURE_REGISTRY,
+        job_logs=REPORT_JOB_LOGS,
         unavailable={ds: UNAVAILABLE_ALL[ds] for ds in REPORT_DATASETS if ds in UNAVAILABLE_ALL},
         code=code("report_tables.py"),
     script:

@@ -1,5 +1,5 @@
 """Render the report's tables from pipeline outputs: claims, audit, data cards, provenance (the
-stage timings come from the benchmark files declared as this rule's inputs, not from a glob)."""
+stage timings come from the logs of the jobs upstream, listed in the rule's params, not from a glob)."""
 
 from ldprepro.pipeline.jobsetup import done, ready, start
 
@@ -23,7 +23,7 @@ atomic_write_text(
 )
 atomic_write_text(
     out.provenance,
-    report.provenance_html(dict(sm.config), list(sm.input.benchmarks), list(sm.params.figures)),
+    report.provenance_html(dict(sm.config), list(sm.params.job_logs), list(sm.params.figures)),
     digest=True,
 )
 done()

@@ -20,6 +20,7 @@ import faulthandler
 import importlib
 import logging
 import os
+import re
 import resource
 import signal
 import sys
@@ -210,10 +211,31 @@ def progress(message: str, *args) -> None:
 
 
 #: The prefix of the last line of every job log: the job's own CPU time, wall time and peak RSS, the
-#: CPU it spent before :func:`ready` (its fixed cost) and its rule.
-#: Snakemake's ``benchmark:`` files sample CPU time every 0.5 s for 15 s, then every 30 s, so a
-#: job's last sample can miss up to 30 s of its CPU; timing/figure_times.py reads this line.
+#: CPU it spent before :func:`ready` (its fixed cost) and its rule. It is the pipeline's only record
+#: of what a job cost (the rules declare no ``benchmark:`` files: Snakemake's timers sampled every
+#: running job's memory maps from its own process, a third of its CPU, and missed up to 30 s of a
+#: long job's CPU); the report's provenance and timing/ read it with :func:`logged_resources`.
 RESOURCES = "resources:"
+RESOURCES_LINE = re.compile(
+    r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)(?: setup_cpu_s=(\S+) rule=(\S+))?"
+)
+
+
+def logged_resources(text: str) -> dict | None:
+    """The last ``resources:`` line of a job log's text as ``{cpu_s, wall_s, max_rss_mb,
+    setup_cpu_s, rule}`` (``setup_cpu_s`` NaN and ``rule`` '?' in a log from before they existed),
+    or None if the log has none (the job has not finished, or failed before its exit)."""
+    found = RESOURCES_LINE.findall(text)
+    if not found:
+        return None
+    cpu, wall, rss, setup, rule = found[-1]
+    return {
+        "cpu_s": float(cpu),
+        "wall_s": float(wall),
+        "max_rss_mb": float(rss),
+        "setup_cpu_s": float(setup) if setup else float("nan"),
+        "rule": rule or "?",
+    }
 
 
 def log_resources() -> None:

@@ -1,7 +1,7 @@
 """Tables for the Snakemake report and the README's generated "Results at a glance".
 
 Everything here is rendered from pipeline outputs (claims tables, the audit table, data cards,
-Snakemake benchmark files) plus the configuration; nothing is typed in.
+the jobs' own log lines) plus the configuration; nothing is typed in.
 """
 
 from __future__ import annotations
@@ -103,25 +103,33 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def wall_times(benchmark_files) -> pd.DataFrame:
-    """Seconds per stage from Snakemake benchmark files benchmarks/<stage>/<…>.tsv."""
+def wall_times(job_logs) -> pd.DataFrame:
+    """Seconds per stage (the first folder under ``logs/``) from the jobs' own ``resources:`` log
+    lines (ldprepro.pipeline.jobsetup). ``missing`` counts the stage's jobs whose log has no such
+    line (a log removed, or a job run before the line existed); they add no seconds."""
+    from ldprepro.pipeline.jobsetup import logged_resources
+
     rows = []
-    for path in benchmark_files:
+    for path in job_logs:
         path = Path(path)
         parts = path.parts
-        i = parts.index("benchmarks") if "benchmarks" in parts else -1
+        i = parts.index("logs") if "logs" in parts else -1
         stage = parts[i + 1] if 0 <= i < len(parts) - 2 else path.stem
-        bench = pd.read_csv(path, sep="\t")
-        rows.append({"stage": stage, "job": path.stem, "seconds": float(bench["s"].iloc[0])})
-    df = pd.DataFrame(rows, columns=["stage", "job", "seconds"])
-    return df.groupby("stage", as_index=False).agg(jobs=("job", "count"), seconds=("seconds", "sum"))
+        line = logged_resources(path.read_text(encoding="utf-8", errors="replace")) if path.exists() else None
+        rows.append(
+            {"stage": stage, "job": path.stem, "seconds": line["wall_s"] if line else 0.0, "missing": line is None}
+        )
+    df = pd.DataFrame(rows, columns=["stage", "job", "seconds", "missing"])
+    return df.groupby("stage", as_index=False).agg(
+        jobs=("job", "count"), seconds=("seconds", "sum"), missing=("missing", "sum")
+    )
 
 
-def provenance_html(config: dict, benchmark_files, figures: list[dict] | None = None) -> str:
-    """Scale, seeds, per-figure status, wall time per stage (from the benchmark files the rule
-    declares as inputs), package versions and the configuration."""
+def provenance_html(config: dict, job_logs, figures: list[dict] | None = None) -> str:
+    """Scale, seeds, per-figure status, wall time per stage (from the logs of the jobs upstream of
+    the report, :func:`wall_times`), package versions and the configuration."""
     versions = pd.DataFrame(sorted(package_versions().items()), columns=["package", "version"])
-    times = wall_times(benchmark_files)
+    times = wall_times(job_logs)
     status = pd.DataFrame(figures or [], columns=["paper", "figure", "title", "status", "reason"])
     import yaml
 
@@ -131,7 +139,7 @@ def provenance_html(config: dict, benchmark_files, figures: list[dict] | None = 
         "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
         "<h3>Figures: built, partial (some panels 'not available'), not reproducible here</h3>"
         + status.to_html(index=False)
-        + "<h3>Wall time per stage (sum of job times, from Snakemake benchmark files)</h3>"
+        + "<h3>Wall time per stage (sum of job times, from each job's own log)</h3>"
         + times.to_html(index=False, float_format="%.1f")
         + "<h3>Package versions</h3>"
         + versions.to_html(index=False)
