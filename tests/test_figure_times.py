@@ -55,7 +55,11 @@ def test_sums_per_figure_and_floor_counts_users_reps_eps_sweep(run):
     assert set(jobs.figure) == {"fig2", "fig1"} and len(jobs) == 4
     draws = ft.floors(config, cards)
     # pm: 1000 users × 40 repetitions (test_reps > reps) × 2 ε; hiera also × 3 sweep values
-    assert draws == {("hiera", "fig2", "synth_a__pm"): 80_000, ("hiera", "fig2", "synth_a__hiera"): 240_000}
+    assert draws == {
+        ("hiera", "fig2", "synth_a__pm"): 80_000,
+        ("hiera", "fig2", "synth_a__hiera"): 240_000,
+        ("hiera", "fig2", "synth_a"): 320_000,  # a panel job of both mechanisms
+    }
     table = ft.summarise(jobs, draws, sec_per_draw=1e-6).set_index(["paper", "figure"])
     fig2 = table.loc[("hiera", "fig2")]
     assert fig2.jobs == 3 and fig2.cpu_s == pytest.approx(29.5) and fig2.max_rss_mb == 300.0

@@ -103,7 +103,8 @@ def cluster(tmp_path_factory):
 
 
 def declared_mem_mb(copy: Path) -> int:
-    """mem_mb the figure_job of TARGETS declares at smoke scale (the rule's callable, its card)."""
+    """mem_mb the compute job of TARGETS (dct Fig. 1's panel job on Adult) declares at smoke scale
+    (the rule's callable, its card)."""
     from types import SimpleNamespace
 
     from ldprepro.pipeline import resources
@@ -111,6 +112,7 @@ def declared_mem_mb(copy: Path) -> int:
     entry = dict(yaml.safe_load((copy / "config.yaml").read_text())["dct"]["fig1"])
     entry.update(entry.pop("smoke", {}))
     model = resources.load_model(copy / "timing" / "resources.json")
+    entry["job_mechanisms"] = entry["mechanisms"]  # as experiments.smk's panel_job_<paper>_<fig>
     fns = resources.callables(model, f"figure_job.{entry['kind']}", entry, "card")
     files = SimpleNamespace(card=str(copy / "data" / "processed" / "adult.json"), size_mb=0)
     return fns["mem_mb"](SimpleNamespace(), files, 1, 1)
@@ -176,11 +178,13 @@ def test_slurm_profile_matches_local_run_byte_for_byte(cluster, tmp_path):
     assert {j["state"] for j in jobs} == {"COMPLETED"}, jobs
     # The figure's compute job went to the cluster (Snakemake announces a job it runs itself on
     # the submit host, a `localrules` one, as "localrule").
-    assert "rule figure_job:" in slurm_out and "localrule figure_job:" not in slurm_out, slurm_out[-3000:]
+    assert "rule panel_job_dct_fig1:" in slurm_out and "localrule panel_job_dct_fig1:" not in slurm_out, slurm_out[
+        -3000:
+    ]
 
     # The experiment job asked SLURM for the memory its rule declares from the data card (evaluated
     # when the job was ready, after the card existed), and completed under that limit.
-    figure_jobs = [j for j in jobs if "figure_job" in j["comment"]]
+    figure_jobs = [j for j in jobs if "panel_job_dct_fig1" in j["comment"]]
     assert len(figure_jobs) == 1, jobs
     assert figure_jobs[0]["mem"] == f"{declared_mem_mb(remote)}M", (figure_jobs, declared_mem_mb(remote))
 

@@ -104,16 +104,20 @@ def test_rerun_semantics_by_dry_run(two_runs, tmp_path):
     def eps(cfg):
         cfg["dct"]["fig3"]["eps"] = [2.0]
 
-    assert dry_run_jobs(work, "--configfile", changed_config(work, eps)) == {"figure_job": 3, "figure_dct_fig3": 1}
+    # one job runs the figure's 3 mechanisms on its synthetic dataset (a panel job)
+    assert dry_run_jobs(work, "--configfile", changed_config(work, eps)) == {
+        "panel_job_dct_fig3": 1,
+        "figure_dct_fig3": 1,
+    }
 
     src = tmp_path / "src"
     shutil.copytree(REPO / "src" / "ldprepro", src / "ldprepro", ignore=shutil.ignore_patterns("__pycache__"))
     with open(src / "ldprepro/domain/mechanisms/piecewise.py", "a") as fh:
         fh.write("\n# an edit of the code PM runs\n")
     jobs = dry_run_jobs(work, src=src)
-    # every job whose script imports the mechanisms reruns (the 3 mean jobs, Fig. 4's job, and the
-    # renderings downstream); the synthetic data does not
-    assert jobs.get("figure_job") == 3 and jobs.get("ldpfl_fig4") == 1 and "data_synthetic" not in jobs
+    # every job whose script imports the mechanisms reruns (the panel job of the 3 mean mechanisms,
+    # Fig. 4's job, and the renderings downstream); the synthetic data does not
+    assert jobs.get("panel_job_dct_fig3") == 1 and jobs.get("ldpfl_fig4") == 1 and "data_synthetic" not in jobs
 
 
 @pytest.mark.slow
@@ -211,7 +215,7 @@ def test_deleted_or_damaged_outputs_are_rebuilt_exactly_by_the_main_command(two_
     run = snakemake(work, "--cores", "2", "--until", caption)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "figures/dct/fig3.png is empty (0 bytes); removed" in run.stderr
-    assert job_counts(run.stdout + run.stderr) == {"figure_job": 1, "figure_dct_fig3": 1}
+    assert job_counts(run.stdout + run.stderr) == {"panel_job_dct_fig3": 1, "figure_dct_fig3": 1}
     after = outputs(work)
     assert sorted(after) == sorted(before)
     assert [name for name in before if before[name] != after[name]] == []

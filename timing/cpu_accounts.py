@@ -214,6 +214,8 @@ def rule_family(rule: str) -> str:
     ):
         if rule.startswith(prefix) and rule != "figure_job":
             return family
+    if rule.startswith("panel_job_"):  # a figure's mechanisms on one dataset, in one job
+        return "figure_job"
     if rule in ("ldpfl_fig1", "ldpfl_fig4"):
         return "figure (render + claims)"
     return rule

@@ -157,12 +157,15 @@ def _figure_jobs(config: dict):
 
 
 def floors(config: dict, cards: Path) -> dict[tuple[str, str, str], int]:
-    """{(paper, figure, job name): floor draws} for every mean / SGD job of ``config``."""
+    """{(paper, figure, job name): floor draws} for every mean / SGD job of ``config``: a job of one
+    mechanism (``<dataset>__<mechanism>``) and a panel job of all of them (``<dataset>``, the sum)."""
     out = {}
     for paper, figure, entry, panel, mech in _figure_jobs(config):
         draws = job_floor_draws(entry, panel["dataset"], mech, cards)
         if draws is not None:
             out[(paper, figure, f"{panel['dataset']}__{mech}")] = draws
+            key = (paper, figure, panel["dataset"])
+            out[key] = out.get(key, 0) + draws
     return out
 
 
@@ -178,8 +181,9 @@ def _dims(card: dict, entry: dict, panel: dict) -> int:
 
 
 def floor_models(config: dict, cards: Path) -> dict[str, dict]:
-    """{job log name ('<paper>/<figure>/<dataset>__<mechanism>'): :func:`job_floor`} for every mean /
-    SGD job of ``config`` whose dataset has a card under ``cards``."""
+    """{job log name: :func:`job_floor`} for every mean / SGD job of ``config`` whose dataset has a
+    card under ``cards``: ``<paper>/<figure>/<dataset>__<mechanism>`` (one mechanism) and
+    ``<paper>/<figure>/<dataset>`` (a panel job: the sum over the figure's mechanisms)."""
     out = {}
     for paper, figure, entry, panel, mech in _figure_jobs(config):
         card_path = cards / f"{panel['dataset']}.json"
@@ -188,7 +192,11 @@ def floor_models(config: dict, cards: Path) -> dict[str, dict]:
         card = json.loads(card_path.read_text())
         n = int(card["rows_after_cleaning"])
         n = min(n, int(entry["max_users"])) if entry.get("max_users") else n
-        out[f"{paper}/{figure}/{panel['dataset']}__{mech}"] = job_floor(entry, mech, n, _dims(card, entry, panel))
+        model = job_floor(entry, mech, n, _dims(card, entry, panel))
+        out[f"{paper}/{figure}/{panel['dataset']}__{mech}"] = model
+        panel_key = f"{paper}/{figure}/{panel['dataset']}"
+        before = out.get(panel_key, {"fits": 0, "flops": 0.0, "random_numbers": 0.0})
+        out[panel_key] = {k: before[k] + model[k] for k in ("fits", "flops", "random_numbers")}
     return out
 
 

@@ -197,9 +197,9 @@ def main(argv=None):
         if args.collect:  # what earlier (possibly interrupted) runs of these workdirs logged
             for workdir in [args.workdir, *args.also_workdir]:
                 jobs = read_job_logs_of(workdir, fig)
-                if any("__" not in j["job"] for j in jobs):
+                if any(j["job"] == "figure" for j in jobs):
                     break
-            if not any("__" not in j["job"] for j in jobs):
+            if not any(j["job"] == "figure" for j in jobs):
                 print(f"{fig}: not complete in any workdir, left out", flush=True)
                 not_run.append(fig)
                 continue
@@ -214,11 +214,12 @@ def main(argv=None):
             jobs = read_job_logs_of(args.workdir, fig)
         entry = figs[fig]
         for job in jobs:
-            if "__" not in job["job"]:  # the figure's own job (tables, plot): does not scale with n
+            if job["job"] == "figure":  # the figure's own job (tables, plot): does not scale with n
                 job.update(n_users=0, dims=0, fits=0, flops=0.0, random_numbers=0.0)
                 job["projected_cpu_s_full_size"] = job["cpu_time_s"]
                 continue
-            ds = job["job"].split("__")[0]
+            # '<dataset>__<mechanism>' (one mechanism) or '<dataset>' (a panel job: all of them)
+            ds, _, mech = job["job"].partition("__")
             card_path = args.workdir / "data" / "processed" / f"{ds}.json"
             card = json.loads(card_path.read_text()) if card_path.exists() else {}
             n = int(card.get("rows_after_cleaning") or 0)
@@ -234,14 +235,15 @@ def main(argv=None):
             # start-up + the rest scaled linearly in n; the figure's other panels (synthetic families,
             # Vehicle) already ran at their paper size and count as measured
             scaled = ds in SCALED
+            floors = [job_floor(entry, m, n, d) for m in ([mech] if mech else entry["mechanisms"])]
             job.update(
                 n_users=n,
                 dims=d,
                 scaled=scaled,
-                **job_floor(entry, job["job"].split("__")[1], n, d),
+                **{k: sum(f[k] for f in floors) for k in ("fits", "flops", "random_numbers")},
                 projected_cpu_s_full_size=projected_cpu_s(job["cpu_time_s"], startup, args.fraction, scaled),
             )
-        ran = {j["job"].split("__")[0] for j in jobs if "__" in j["job"]}
+        ran = {j["job"].split("__")[0] for j in jobs if j["job"] != "figure"}
         results.append(
             {
                 "figure": fig,

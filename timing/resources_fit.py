@@ -120,6 +120,9 @@ def classify(rel: str, config: dict, scale: str):
         if parts[2] == "figure":
             return "render", None, None, None, False
         entry = figure_entry(config, head, parts[1], scale)
+        if "__" not in parts[2]:  # a panel job (every mechanism of the figure on one dataset)
+            entry = {**entry, "job_mechanisms": entry["mechanisms"]}
+            return f"figure_job.{entry['kind']}", parts[2], f"{head}:{parts[1]}:panel", entry, True
         return f"figure_job.{entry['kind']}", parts[2].split("__")[0], f"{head}:{parts[1]}", entry, True
     return None
 
@@ -207,12 +210,14 @@ def read_ipums(paths: list[Path], card_check: list[Path]):
         for fig in data["figures"]:
             paper, figure = fig["figure"].split("/")
             for j in fig["jobs"]:
-                if "__" not in j["job"]:
+                if j["job"] == "figure":
                     fam, ds, key, entry, card = "render", None, None, None, None
                 else:
                     ds = j["job"].split("__")[0]
                     entry = figure_entry(config, paper, figure, "paper")
                     fam, key = f"figure_job.{entry['kind']}", f"{paper}:{figure}"
+                    if "__" not in j["job"]:  # a panel job: every mechanism of the figure
+                        entry, key = {**entry, "job_mechanisms": entry["mechanisms"]}, f"{key}:panel"
                     card = (int(j["n_users"]), widths.get(ds, 1))
                     cards[ds] = list(card)
                     entries[key] = entry

@@ -1,7 +1,10 @@
 # Config-driven experiment figures: entries `<paper>.<figN>` with `kind: mean` (mean estimation)
 # or `kind: sgd` (LDP stochastic gradient descent), for papers 000, 002 and 003, for the papers added
 # under `papers:` and for your own experiments under `experiments:` (docs/extending.md).
-#   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   one job: ε × sweep × size × reps
+#   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   ε × sweep × size × reps of one mechanism
+#     written by one job per panel (rule panel_job_<paper>_<figN>: every mechanism of the figure on
+#     that dataset, so the start-up is paid once), or, on a dataset marked `one_job_per_mechanism`
+#     (the IPUMS censuses, WISDM), by one job per mechanism (rule figure_job); same rows either way
 #   results/<paper>/<figN>/summary.parquet, claims.parquet   aggregated table and verdicts
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
 # Panels whose dataset cannot be obtained here are drawn as "not available: <reason>".
@@ -22,6 +25,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
     validate_claims(_entry.get("claims", []), f"config.yaml {_key}.claims", import_functions=False)
 UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
+# Datasets whose figure jobs run one mechanism each (config.yaml datasets.<name>.one_job_per_mechanism).
+PER_MECHANISM = sorted(n for n, d in config["datasets"].items() if d.get("one_job_per_mechanism"))
 
 
 rule figure_job:
@@ -35,7 +40,7 @@ rule figure_job:
     wildcard_constraints:
         paper="|".join(MEAN_PAPERS),
         figure=r"[a-z][a-z0-9_]*",
-        dataset=r"[a-z][a-z0-9_]*",
+        dataset="|".join(PER_MECHANISM) or "(?!)",  # the other datasets' panels: panel_job_<paper>_<fig>
         mechanism=r"[a-z][a-z0-9_]*",  # a registered name (ldprepro.domain.mechanisms.registry)
     conda:
         "../../envs/ldprepro.yaml"
@@ -50,10 +55,57 @@ rule figure_job:
         # compute parameters only: a title, label or caption edit must not rerun the job
         fig=lambda w: compute_params({k: v for k, v in MEAN_FIGURES[(w.paper, w.figure)].items() if k != "panels"}),
         panel=lambda w: compute_params(figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset)),
+        paper=lambda w: w.paper,
+        figure=lambda w: w.figure,
+        mechanisms=lambda w: [w.mechanism],
         seed=config["seed"],
         code=code("experiment_job.py"),
     script:
         "../scripts/experiment_job.py"
+
+
+for (_paper, _fig), _entry in MEAN_FIGURES.items():
+    _panels = [
+        p["dataset"]
+        for p in _entry["panels"]
+        if p["dataset"] not in UNAVAILABLE and p["dataset"] not in PER_MECHANISM
+    ]
+    if not _panels:
+        continue
+
+    rule:
+        name:
+            f"panel_job_{_paper}_{_fig}"
+        input:
+            parquet="data/processed/{dataset}.parquet",
+            card="data/processed/{dataset}.json",
+        output:
+            # in the order of params.mechanisms
+            [f"results/{_paper}/{_fig}/{{dataset}}__{m}.parquet" for m in _entry["mechanisms"]],
+        log:
+            f"logs/{_paper}/{_fig}/{{dataset}}.log",
+        wildcard_constraints:
+            dataset="|".join(_panels),
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res(
+                f"figure_job.{_entry['kind']}",
+                entry={**_entry, "job_mechanisms": _entry["mechanisms"]},
+                card="card",
+            ),
+        params:
+            # compute parameters only: a title, label or caption edit must not rerun the job
+            fig=compute_params({k: v for k, v in _entry.items() if k != "panels"}),
+            panel=lambda w, _e=_entry: compute_params(figure_panel(_e, w.dataset)),
+            paper=_paper,
+            figure=_fig,
+            mechanisms=_entry["mechanisms"],
+            seed=config["seed"],
+            code=code("experiment_job.py"),
+        script:
+            "../scripts/experiment_job.py"
 
 
 for (_paper, _fig), _entry in MEAN_FIGURES.items():

@@ -20,12 +20,13 @@ ALL_TARGETS.extend(["results/report/claims.html", "results/report/provenance.htm
 # so their paths are a parameter; the claims the rule reads come after those jobs in the DAG.
 REPORT_JOB_LOGS = []
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
-    REPORT_JOB_LOGS += [
-        f"logs/{_paper}/{_fig}/{p['dataset']}__{m}.log"
-        for p in _entry["panels"]
-        if p["dataset"] not in UNAVAILABLE
-        for m in _entry["mechanisms"]
-    ]
+    for _p in _entry["panels"]:
+        if _p["dataset"] in UNAVAILABLE:
+            continue
+        if _p["dataset"] in PER_MECHANISM:  # rule figure_job
+            REPORT_JOB_LOGS += [f"logs/{_paper}/{_fig}/{_p['dataset']}__{m}.log" for m in _entry["mechanisms"]]
+        else:  # rule panel_job_<paper>_<fig>
+            REPORT_JOB_LOGS.append(f"logs/{_paper}/{_fig}/{_p['dataset']}.log")
 for _fig, _entry in BSHP_FIGURES.items():
     REPORT_JOB_LOGS += [
         f"logs/bshp/{_fig}/{ds}__{m}.log"

@@ -1,7 +1,10 @@
-"""One experiment job: a mechanism on one panel's dataset, looping ε, sweeps and repetitions.
-Dispatches on the figure's kind. Mean estimation runs one ε at a time (every random stream is
-keyed by ε, so the rows are the same as in one call) to log progress per ε; LDP-SGD runs every ε
-in one call, fit after fit (each fit's rows are gathered once for all ε), and logs progress per fit."""
+"""One experiment job: the figure's mechanisms on one panel's dataset (every mechanism, or one on a
+dataset marked one_job_per_mechanism), each looping ε, sweeps and repetitions and writing its own
+result file as soon as it is done. Every random stream is keyed by (paper, figure, dataset,
+mechanism, ε, …), so the rows do not depend on how the mechanisms are grouped into jobs. Dispatches
+on the figure's kind. Mean estimation runs one ε at a time (the rows are the same as in one call)
+to log progress per ε; LDP-SGD runs every ε in one call, fit after fit (each fit's rows are
+gathered once for all ε), and logs progress per fit."""
 
 from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
@@ -14,7 +17,8 @@ from ldprepro.data.transform import load  # noqa: E402
 from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
 
 w = snakemake.wildcards  # noqa: F821
-fig = snakemake.params.fig  # noqa: F821 (compute parameters only: no titles or labels)
+params = snakemake.params  # noqa: F821
+fig = params.fig  # compute parameters only: no titles or labels
 if fig["kind"] == "sgd":  # only the kind's own modules: the other kind's imports are fixed cost
     from ldprepro.experiments import sgd_figures
 else:
@@ -22,30 +26,30 @@ else:
 ready()
 
 df, card = load(w.dataset, root=Path(snakemake.input.parquet).parent)  # noqa: F821
-progress("%s: %d rows loaded; %s on %d ε values", w.dataset, len(df), w.mechanism, len(fig["eps"]))
-rows = []
-if fig["kind"] == "sgd":
-    t0 = time.monotonic()
-
-    def fit_done(done_fits, total):
-        progress("fit %d/%d done (every ε) after %.1f s", done_fits, total, time.monotonic() - t0)
-
-    rows = sgd_figures.run_job(
-        fig, snakemake.params.panel, w.mechanism, df, card, snakemake.params.seed, w.paper, w.figure, fit_done
-    )  # noqa: F821
-else:
-    for i, eps in enumerate(fig["eps"], 1):
+mechanisms = list(params.mechanisms)
+outputs = list(snakemake.output)  # noqa: F821 (one per mechanism, in the same order)
+if len(outputs) != len(mechanisms):
+    raise RuntimeError(f"{len(mechanisms)} mechanisms {mechanisms} but {len(outputs)} outputs {outputs}")
+progress("%s: %d rows loaded; %s on %d ε values", w.dataset, len(df), ", ".join(mechanisms), len(fig["eps"]))
+written = 0
+for mechanism, output in zip(mechanisms, outputs):
+    rows = []
+    if fig["kind"] == "sgd":
         t0 = time.monotonic()
-        rows += mean_figures.run_job(
-            {**fig, "eps": [eps]},
-            snakemake.params.panel,
-            w.mechanism,
-            df,
-            card,
-            snakemake.params.seed,
-            w.paper,
-            w.figure,
-        )  # noqa: F821
-        progress("ε = %g done (%d/%d) in %.1f s", eps, i, len(fig["eps"]), time.monotonic() - t0)
-write_results(tidy_frame(rows), snakemake.output[0])  # noqa: F821
-done(f"{len(rows)} rows written")
+
+        def fit_done(done_fits, total, mechanism=mechanism, t0=t0):
+            progress("%s: fit %d/%d done (every ε) after %.1f s", mechanism, done_fits, total, time.monotonic() - t0)
+
+        rows = sgd_figures.run_job(
+            fig, params.panel, mechanism, df, card, params.seed, params.paper, params.figure, fit_done
+        )
+    else:
+        for i, eps in enumerate(fig["eps"], 1):
+            t0 = time.monotonic()
+            rows += mean_figures.run_job(
+                {**fig, "eps": [eps]}, params.panel, mechanism, df, card, params.seed, params.paper, params.figure
+            )
+            progress("%s: ε = %g done (%d/%d) in %.1f s", mechanism, eps, i, len(fig["eps"]), time.monotonic() - t0)
+    write_results(tidy_frame(rows), output)
+    written += len(rows)
+done(f"{written} rows written ({len(mechanisms)} mechanism(s))")

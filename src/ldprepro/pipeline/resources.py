@@ -132,11 +132,13 @@ def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | No
     users = _users(rows, entry)
     if base in ("figure_job", "benchmark_job"):
         kind = family.split(".")[1] if "." in family else entry.get("kind", "mean")
+        # a panel job runs several mechanisms one after another on the same data (``job_mechanisms``)
+        mechanisms = _count(entry.get("job_mechanisms", 1))
         if kind == "sgd":
-            return rows * width, users * width * _sgd_fits(entry)
+            return rows * width, users * width * _sgd_fits(entry) * mechanisms
         reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
         sweep = _count(entry.get("sizes", entry.get("sweep", 1)))
-        return rows * width, users * _count(entry.get("eps")) * reps * sweep
+        return rows * width, users * _count(entry.get("eps")) * reps * sweep * mechanisms
     if base == "bshp_job":
         reps = _count(entry.get("reps", 1)) + _count(entry.get("claim_reps", 0))
         return rows * width, users * _count(entry.get("eps")) * _count(entry.get("ratios", 1)) * reps
