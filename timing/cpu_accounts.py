@@ -216,6 +216,8 @@ def rule_family(rule: str) -> str:
             return family
     if rule.startswith("panel_job_"):  # a figure's mechanisms on one dataset, in one job
         return "figure_job"
+    if rule.startswith("bshp_job_"):  # a BSHP figure's methods on one city, in one job
+        return "bshp_job"
     if rule in ("ldpfl_fig1", "ldpfl_fig4"):
         return "figure (render + claims)"
     return rule

@@ -104,6 +104,9 @@ def classify(rel: str, config: dict, scale: str):
         if parts[2] == "figure":
             return "render", None, None, None, False
         entry = figure_entry(config, "bshp", parts[1], scale)
+        if "__" not in parts[2]:  # one job per (figure, city): every method of the figure
+            entry = {**entry, "job_mechanisms": entry["methods"]}
+            return "bshp_job", parts[2], f"bshp:{parts[1]}:city", entry, True
         return "bshp_job", parts[2].split("__")[0], f"bshp:{parts[1]}", entry, True
     if head == "lremh":
         if re.fullmatch(r"fig\d+", parts[1]):
@@ -339,11 +342,11 @@ def dag_jobs() -> list[tuple[str, str]]:
 def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
     """(family, figure key) of a DAG job; None for target-only rules (no resources, run locally)."""
     parts = output.split("/")
-    if rule == "figure_job":
+    if rule == "figure_job" or rule.startswith("panel_job_"):
         return f"figure_job.{config[parts[1]][parts[2]]['kind']}", f"{parts[1]}/{parts[2]}"
     if rule == "benchmark_job":
         return f"benchmark_job.{parts[2]}", f"benchmark/{parts[2]}"
-    if rule == "bshp_job":
+    if rule.startswith("bshp_job_"):
         return "bshp_job", f"bshp/{parts[2]}"
     if rule.startswith("lremh_job_"):
         return "lremh_job", "lremh/" + rule[len("lremh_job_") :]

@@ -1,5 +1,6 @@
 # Histogram publication with bit sampling (issue 6, paper 001: BSHP / WSHP vs the split baseline).
-#   results/bshp/<figN>/<dataset>__<method>.parquet   one job: ε × r × repetitions
+#   results/bshp/<figN>/<dataset>__<method>.parquet   ε × r × repetitions of one method, written by
+#     one job per (figure, city), rule bshp_job_<figN>: every method of the figure on that city
 #   results/bshp/<figN>/summary.parquet, claims.parquet
 #   figures/bshp/<figN>.png, .svg                     Figs. 1-3 one city each, Figs. 4-5 a panel per city
 # Cities whose dataset cannot be obtained here are drawn as "not available: <reason>".
@@ -13,31 +14,40 @@ BSHP_TARGETS = [f"figures/bshp/{fig}.{ext}" for fig in BSHP_FIGURES for ext in (
 ALL_TARGETS.extend(BSHP_TARGETS)
 
 
-rule bshp_job:
-    input:
-        parquet="data/processed/{dataset}.parquet",
-        card="data/processed/{dataset}.json",
-    output:
-        "results/bshp/{figure}/{dataset}__{method}.parquet",
-    log:
-        "logs/bshp/{figure}/{dataset}__{method}.log",
-    wildcard_constraints:
-        figure=r"fig\d+",
-        dataset=r"[a-z][a-z0-9_]*",
-        method="split_baseline|bshp|wshp",
-    conda:
-        "../../envs/ldprepro.yaml"
-    threads: 1
-    resources:
-        **res("bshp_job", entry=lambda w: BSHP_FIGURES[w.figure], card="card"),
-    params:
-        # compute parameters only (no cities, titles or focus city): presentation edits rerun only rendering
-        fig=lambda w: compute_params({k: v for k, v in BSHP_FIGURES[w.figure].items() if k != "cities"}),
-        protocol=compute_params(BSHP.get("protocol", {})),
-        seed=config["seed"],
-        code=code("bshp_job.py"),
-    script:
-        "../scripts/bshp_job.py"
+for _fig, _entry in BSHP_FIGURES.items():
+    _datasets = sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
+    if not _datasets:
+        continue
+
+    # one job per (figure, city): the figure's methods one after another on the city's salaries
+    rule:
+        name:
+            f"bshp_job_{_fig}"
+        input:
+            parquet="data/processed/{dataset}.parquet",
+            card="data/processed/{dataset}.json",
+        output:
+            # in the order of params.methods
+            [f"results/bshp/{_fig}/{{dataset}}__{m}.parquet" for m in _entry["methods"]],
+        log:
+            f"logs/bshp/{_fig}/{{dataset}}.log",
+        wildcard_constraints:
+            dataset="|".join(_datasets),
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("bshp_job", entry={**_entry, "job_mechanisms": _entry["methods"]}, card="card"),
+        params:
+            # compute parameters only (no cities, titles or focus city): presentation edits rerun only rendering
+            fig=compute_params({k: v for k, v in _entry.items() if k != "cities"}),
+            protocol=compute_params(BSHP.get("protocol", {})),
+            figure=_fig,
+            methods=_entry["methods"],
+            seed=config["seed"],
+            code=code("bshp_job.py"),
+        script:
+            "../scripts/bshp_job.py"
 
 
 for _fig, _entry in BSHP_FIGURES.items():

@@ -24,8 +24,7 @@ localrules:
 # `one_job_per_mechanism` is how the figures cut their jobs, not what the data are: it is left out of
 # the data rules' params, so setting it reruns no data job.
 DATASETS = {
-    name: {k: v for k, v in entry.items() if k != "one_job_per_mechanism"}
-    for name, entry in config["datasets"].items()
+    name: {k: v for k, v in entry.items() if k != "one_job_per_mechanism"} for name, entry in config["datasets"].items()
 }
 
 ALL_TARGETS.extend(dw.targets({k: v for k, v in DATASETS.items() if k not in UNAVAILABLE_ALL}))

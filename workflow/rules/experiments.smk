@@ -66,9 +66,7 @@ rule figure_job:
 
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _panels = [
-        p["dataset"]
-        for p in _entry["panels"]
-        if p["dataset"] not in UNAVAILABLE and p["dataset"] not in PER_MECHANISM
+        p["dataset"] for p in _entry["panels"] if p["dataset"] not in UNAVAILABLE and p["dataset"] not in PER_MECHANISM
     ]
     if not _panels:
         continue

@@ -29,9 +29,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             REPORT_JOB_LOGS.append(f"logs/{_paper}/{_fig}/{_p['dataset']}.log")
 for _fig, _entry in BSHP_FIGURES.items():
     REPORT_JOB_LOGS += [
-        f"logs/bshp/{_fig}/{ds}__{m}.log"
+        f"logs/bshp/{_fig}/{ds}.log"  # rule bshp_job_<figN>: one job per city
         for ds in sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
-        for m in _entry["methods"]
     ]
 REPORT_JOB_LOGS += [
     f"logs/lremh/{name}.log" for name, e in LREMH_EXPERIMENTS.items() if e["dataset"] not in LREMH_UNAVAILABLE

@@ -1,5 +1,7 @@
-"""One BSHP/WSHP/baseline job: one method on one city's salaries, looping ε, r and repetitions
-(one ε at a time, for progress in the log; every random stream is keyed by ε)."""
+"""One BSHP/WSHP/baseline job: the figure's methods on one city's salaries, one after another, each
+looping ε, r and repetitions (one ε at a time, for progress in the log) and writing its own result
+file. Every random stream is keyed by (figure, city, method, ε, …), so the rows do not depend on
+how the methods are grouped into jobs."""
 
 from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
@@ -16,13 +18,19 @@ ready()
 
 w = snakemake.wildcards  # noqa: F821
 p = snakemake.params  # noqa: F821
+outputs = list(snakemake.output)  # noqa: F821 (one per method, in the same order)
+if len(outputs) != len(p.methods):
+    raise RuntimeError(f"{len(p.methods)} methods {list(p.methods)} but {len(outputs)} outputs {outputs}")
 df, card = load(w.dataset, root=Path(snakemake.input.parquet).parent)  # noqa: F821
 positions = salary_positions(df, card, p.protocol["column"], p.fig.get("max_users"))
-progress("%s: %d salaries; %s on %d ε values", w.dataset, len(positions), w.method, len(p.fig["eps"]))
-rows = []
-for i, eps in enumerate(p.fig["eps"], 1):
-    t0 = time.monotonic()
-    rows += run_job({**p.fig, "eps": [eps]}, p.protocol, w.dataset, w.method, positions, p.seed, w.figure)
-    progress("ε = %g done (%d/%d) in %.1f s", eps, i, len(p.fig["eps"]), time.monotonic() - t0)
-write_results(tidy_frame(rows, extra_order=["r", "query", "bin"]), snakemake.output[0])  # noqa: F821
-done(f"{len(rows)} rows written")
+progress("%s: %d salaries; %s on %d ε values", w.dataset, len(positions), ", ".join(p.methods), len(p.fig["eps"]))
+written = 0
+for method, output in zip(p.methods, outputs):
+    rows = []
+    for i, eps in enumerate(p.fig["eps"], 1):
+        t0 = time.monotonic()
+        rows += run_job({**p.fig, "eps": [eps]}, p.protocol, w.dataset, method, positions, p.seed, p.figure)
+        progress("%s: ε = %g done (%d/%d) in %.1f s", method, eps, i, len(p.fig["eps"]), time.monotonic() - t0)
+    write_results(tidy_frame(rows, extra_order=["r", "query", "bin"]), output)
+    written += len(rows)
+done(f"{written} rows written ({len(p.methods)} methods)")

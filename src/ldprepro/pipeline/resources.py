@@ -139,9 +139,10 @@ def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | No
         reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
         sweep = _count(entry.get("sizes", entry.get("sweep", 1)))
         return rows * width, users * _count(entry.get("eps")) * reps * sweep * mechanisms
-    if base == "bshp_job":
+    if base == "bshp_job":  # one job per (figure, city) runs the figure's methods (``job_mechanisms``)
         reps = _count(entry.get("reps", 1)) + _count(entry.get("claim_reps", 0))
-        return rows * width, users * _count(entry.get("eps")) * _count(entry.get("ratios", 1)) * reps
+        methods = _count(entry.get("job_mechanisms", 1))
+        return rows * width, users * _count(entry.get("eps")) * _count(entry.get("ratios", 1)) * reps * methods
     if base == "lremh_job":
         sample = float(entry.get("sample_fraction", 1.0))
         repeat = _count(entry.get("runs", 1)) * _count(entry.get("subsets", 1)) * _count(entry.get("f", 1))
