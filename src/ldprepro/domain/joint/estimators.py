@@ -37,6 +37,9 @@ STOP_RULES = ("max_abs", "max_cell", "loglik")
 _CHUNK_ELEMENTS = 1 << 24
 # cache the explicit likelihood matrix of em_candidates when it is at most this many elements (1 GB)
 _CACHE_ELEMENTS = 1 << 27
+# above that, cache each (candidate, user)'s count of reported 1-bits instead (one byte each, 1 GB):
+# every iteration then only looks its likelihood up instead of gathering and adding k bit rows
+_ONES_CACHE_ELEMENTS = 1 << 30
 
 
 @dataclass
@@ -159,6 +162,8 @@ def memory_estimate(sizes: Sequence[int], n_users: int) -> dict[str, float]:
     # explicit candidate-list EM (the figures' default and LREMH's step 3 when nothing is pruned):
     # the candidate table (k int64 per candidate), θ/G/new, and the likelihood cache or user chunk
     explicit_bytes = 8 * k * C + 8 * 4 * C + 9 * min(float(n_users) * C, float(_CACHE_ELEMENTS) + C)
+    if _CACHE_ELEMENTS < float(n_users) * C <= _ONES_CACHE_ELEMENTS:  # + the cached counts, a byte each
+        explicit_bytes += float(n_users) * C
     return {
         "candidates": C,
         "em": em_bytes,
@@ -267,15 +272,23 @@ def em_candidates(
     # users along the last axis: gathering a candidate's bit is a contiguous row copy
     bits_t = [np.ascontiguousarray(np.asarray(b, dtype=np.uint8).T) for b in blocks]
 
-    def likelihood(a: int, b: int) -> np.ndarray:
-        """(m, b − a) likelihoods of the candidates for users a..b."""
+    def ones_of(a: int, b: int) -> np.ndarray:
+        """(m, b − a) counts of the candidates' bits users a..b reported as 1."""
         ones = bits_t[0][cand_values[:, 0], a:b]
         for j in range(1, k):
             ones += bits_t[j][cand_values[:, j], a:b]
-        return table[ones]
+        return ones
 
+    def likelihood(a: int, b: int) -> np.ndarray:
+        """(m, b − a) likelihoods of the candidates for users a..b (the same values whether the
+        counts were cached or not, so the iterations do the same arithmetic either way)."""
+        return table[ones_all[:, a:b] if ones_all is not None else ones_of(a, b)]
+
+    ones_all = None
     cached = likelihood(0, n) if n * m <= _CACHE_ELEMENTS else None
     chunk = n if cached is not None else max(1, _CHUNK_ELEMENTS // max(m, 1))
+    if cached is None and n * m <= _ONES_CACHE_ELEMENTS:
+        ones_all = ones_of(0, n)
 
     def posterior_sum(theta: np.ndarray) -> np.ndarray:
         G = np.zeros(m)
