@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ldprepro.claims.names import NAMES  # noqa: F401  (re-exported: the claim texts' mechanism names)
@@ -57,26 +58,38 @@ class Results:
     def has(self, mechanism: str) -> bool:
         return bool(len(self.raw)) and (self.raw["mechanism"] == mechanism).any()
 
+    def _curve_rows(self, dataset: str, mechanism: str, metric: str) -> pd.DataFrame:
+        """The rows of one (dataset, mechanism, metric), in the table's order. The table is split
+        into these groups once per Results (a figure's claims read thousands of curve points;
+        masking and slicing the whole table for each was most of a figure job's claim time)."""
+        groups = self.__dict__.get("_groups")
+        if groups is None:
+            r = self.raw
+            keys = ["dataset", "mechanism", "metric"]
+            groups = dict(iter(r.groupby(keys, sort=False, observed=True, dropna=True))) if len(r) else {}
+            self._groups = groups
+        found = groups.get((dataset, mechanism, metric))
+        return found if found is not None else self.raw.iloc[:0]
+
     def series(self, dataset: str, mechanism: str, metric: str | None = None, **sel) -> pd.Series:
-        r = self.raw
-        mask = (
-            (r["dataset"] == dataset)
-            & (r["mechanism"] == mechanism)
-            & (r["metric"] == (metric or self.metric_of(dataset)))
-        )
+        r = self._curve_rows(dataset, mechanism, metric or self.metric_of(dataset))
+        mask = np.ones(len(r), dtype=bool)
         for col, val in sel.items():
             if col not in r:
                 if val is None:
                     continue
                 return pd.Series(dtype=float)
-            mask &= r[col].isna() if val is None or (isinstance(val, float) and math.isnan(val)) else r[col] == val
-        s = r.loc[mask, ["rep", "value"]]
-        if s["rep"].duplicated().any():
+            nan = val is None or (isinstance(val, float) and math.isnan(val))
+            mask &= np.asarray(r[col].isna() if nan else r[col] == val, dtype=bool)
+        reps = r["rep"].to_numpy()[mask]
+        if len(np.unique(reps)) != len(reps):
             raise ValueError(
                 f"{self.paper}/{self.figure}: {dataset}/{mechanism} {sel} is not one curve point "
                 f"(repetitions appear twice); add the distinguishing parameter to the selection"
             )
-        return s.set_index("rep")["value"].sort_index()
+        order = np.argsort(reps, kind="stable")
+        index = pd.Index(reps[order], name="rep", dtype=r["rep"].dtype)
+        return pd.Series(r["value"].to_numpy()[mask][order], index=index, name="value", dtype=r["value"].dtype)
 
     def claim(self, text: str, scope: str, kind: str, **kw) -> Claim:
         return Claim(self.paper, self.figure, text, scope, kind, data_role=self.role, **kw)
