@@ -41,3 +41,26 @@ def test_jobs_accumulate_and_a_rerun_replaces_its_row(tmp_path):
     assert "ipums_br__hiera" in ir.render(out)
     with pytest.raises(SystemExit, match="fraction"):
         ir.merge_jobs(path, _run("hiera/fig3", "ipums_br__pm", 1.0, fraction=0.25))
+
+
+def test_runs_combine_into_one_record_with_their_panels_and_figures_not_run_recomputed(tmp_path):
+    """--combine: a figure measured in an earlier run keeps its jobs, a later run adds the panel it
+    had left out (dct/fig4's WISDM panel), a figure left out of one run but run in another is run."""
+    early = _run("dct/fig4", "ipums_br__pm", 40.0, "ipums_br")
+    early["figures"][0]["panels_not_run"] = ["wisdm"]
+    early["meta"]["figures_not_run"] = ["ldpfl/fig9"]
+    later = _run("dct/fig4", "wisdm__pm", 5.0, "wisdm")
+    later["meta"]["wall_source"] = "job log"
+    nine = _run("ldpfl/fig9", "ipums_mx__duchi", 30.0, "ipums_mx")
+    nine["meta"]["wall_source"] = "job log"
+    paths = []
+    for i, rec in enumerate([early, later, nine]):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(rec))
+    ir.main(["--combine", *map(str, paths), "--out-dir", str(tmp_path / "out")])
+    out = json.loads((tmp_path / "out/ipums_results.json").read_text())
+    fig4 = next(r for r in out["figures"] if r["figure"] == "dct/fig4")
+    assert [j["job"] for j in fig4["jobs"]] == ["ipums_br__pm", "wisdm__pm"] and fig4["panels_not_run"] == []
+    assert out["meta"]["figures_not_run"] == [] and out["meta"]["wall_source"] == "mixed"
+    assert out["totals"]["measured_cpu_s"] == 40.0 + 5.0 + 30.0 + 3 * 1.0
+    assert "Snakemake's benchmark file" in (tmp_path / "out/ipums_results.md").read_text()

@@ -128,6 +128,14 @@ def main(argv=None):
     parser.add_argument("--out-dir", type=Path, default=HERE)
     parser.add_argument("--render", action="store_true", help="only rewrite ipums_results.md from ipums_results.json")
     parser.add_argument(
+        "--combine",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="run nothing: merge earlier runs' JSON files (later ones win per job) into --out-dir's ipums_results",
+    )
+    parser.add_argument(
         "--collect",
         action="store_true",
         help="run nothing: read what the workdir's jobs logged (a figure whose figure job has not run is left out)",
@@ -142,6 +150,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.render:
         out = json.loads((args.out_dir / "ipums_results.json").read_text())
+        _write(args.out_dir / "ipums_results.md", render(out))
+        return
+    if args.combine:
+        records = [json.loads(p.read_text()) for p in args.combine]
+        if len({(r["meta"]["fraction"], r["meta"]["scale"]) for r in records}) != 1:
+            raise SystemExit("--combine: the runs' fraction/scale differ")
+        out = records[0]
+        for record in records[1:]:
+            out = merged(out, record)
+        out["meta"]["combined_from"] = [p.name for p in args.combine]
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        _write(args.out_dir / "ipums_results.json", json.dumps(out, indent=1))
         _write(args.out_dir / "ipums_results.md", render(out))
         return
 
@@ -317,16 +337,30 @@ def merge_jobs(path: Path, new: dict) -> dict:
     old = json.loads(path.read_text())
     if (old["meta"]["fraction"], old["meta"]["scale"]) != (new["meta"]["fraction"], new["meta"]["scale"]):
         raise SystemExit(f"{path}: fraction/scale differ from this run's; use another --out-dir")
+    return merged(old, new)
+
+
+def _panels(record: dict) -> tuple[set, set]:
+    """(every panel dataset of a figure record, the ones its jobs ran)."""
+    ran = {j["job"].split("__")[0] for j in record["jobs"] if j["job"] != "figure"}
+    return ran | set(record.get("panels_not_run", [])), ran
+
+
+def merged(old: dict, new: dict) -> dict:
+    """Two runs' records as one: per figure the union of the jobs (a job measured again replaces
+    its earlier row), its panels not run recomputed; the totals recomputed from the rows."""
     figures = {r["figure"]: r for r in old["figures"]}
     for r in new["figures"]:
-        kept = [
-            j for j in figures.get(r["figure"], {}).get("jobs", []) if j["job"] not in {x["job"] for x in r["jobs"]}
-        ]
+        before = figures.get(r["figure"], {"jobs": [], "panels_not_run": []})
+        kept = [j for j in before["jobs"] if j["job"] not in {x["job"] for x in r["jobs"]}]
         jobs = sorted(kept + r["jobs"], key=lambda j: j["job"])
+        datasets = _panels(before)[0] | _panels(r)[0]
+        ran = {j["job"].split("__")[0] for j in jobs if j["job"] != "figure"}
         figures[r["figure"]] = {
             **r,
             "wall_s": sum(j["s"] for j in jobs),
             "jobs": jobs,
+            "panels_not_run": sorted(datasets - ran),
             "peak_rss_mb": max(j["max_rss_mb"] for j in jobs),
         }
     data = {j["job"]: j for j in old["data_jobs"]} | {j["job"]: j for j in new["data_jobs"]}
@@ -335,6 +369,12 @@ def merge_jobs(path: Path, new: dict) -> dict:
     cores = new["totals"]["cores"]
     projected = sum(j["projected_cpu_s_full_size"] for j in rows)
     meta = {**new["meta"], "records": old["meta"]["records"] | new["meta"]["records"], "collected": True}
+    if old["meta"].get("wall_source") != new["meta"].get("wall_source"):
+        meta["wall_source"] = "mixed"
+    # a figure not run in one record but run in the other is run
+    meta["figures_not_run"] = sorted(
+        (set(old["meta"].get("figures_not_run", [])) | set(new["meta"].get("figures_not_run", []))) - set(figures)
+    )
     totals = {
         "ipums_panels_projected_cpu_s": sum(j["projected_cpu_s_full_size"] for j in rows if j.get("scaled"))
         + sum(j["projected_cpu_s_full_size"] for j in data_jobs),
@@ -359,7 +399,10 @@ def render(out: dict) -> str:
         intro = (
             "Measured on SYNTHETIC IPUMS-format data at the papers' sizes: every number below is a measurement "
             "(CPU and peak RSS from each job's own getrusage line, wall from "
-            + ("the same line" if out["meta"].get("wall_source") == "job log" else "Snakemake's benchmark file")
+            + {
+                "job log": "the same line",
+                "mixed": "the same line, or in the runs before 2026-11-26 Snakemake's benchmark file",
+            }.get(out["meta"].get("wall_source"), "Snakemake's benchmark file")
             + ")."
         )
         last, total_head = "CPU s at full size (measured)", "CPU s at full size (measured)"
