@@ -116,7 +116,16 @@ def classify(rel: str, config: dict, scale: str):
     if head == "ldpfl" and parts[1] == "fig1":
         if parts[2] == "figure":
             return "render", None, None, None, False
-        return "ldpfl_fig1_mechanism", None, "ldpfl:fig1", figure_entry(config, "ldpfl", "fig1", scale), False
+        entry = figure_entry(config, "ldpfl", "fig1", scale)
+        if parts[2] == "mechanisms":  # one job draws every mechanism's rows
+            return (
+                "ldpfl_fig1_mechanism",
+                None,
+                "ldpfl:fig1:all",
+                {**entry, "job_mechanisms": entry["mechanisms"]},
+                False,
+            )
+        return "ldpfl_fig1_mechanism", None, "ldpfl:fig1", entry, False
     if head == "ldpfl" and parts[1] == "fig4":
         return "ldpfl_fig4", None, "ldpfl:fig4", figure_entry(config, "ldpfl", "fig4", scale), False
     if head in MEAN_PAPERS and len(parts) == 3:

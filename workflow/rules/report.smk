@@ -38,7 +38,7 @@ REPORT_JOB_LOGS += [
 if "audit" in config:
     REPORT_JOB_LOGS += [f"logs/audit/{f}.log" for f in AUDIT_FAMILIES]
 if "ldpfl" in config and "fig1" in config["ldpfl"]:
-    REPORT_JOB_LOGS += [f"logs/ldpfl/fig1/{m}.log" for m in LDPFL_FIG1["mechanisms"]]
+    REPORT_JOB_LOGS.append("logs/ldpfl/fig1/mechanisms.log")
 if "ldpfl" in config and "fig4" in config["ldpfl"]:
     REPORT_JOB_LOGS.append("logs/ldpfl/fig4/figure.log")
 

@@ -1,4 +1,5 @@
-"""One mechanism's rows of Zhao et al. Fig. 1 (analytic curve + Monte-Carlo repetitions)."""
+"""Zhao et al. Fig. 1's rows, one result file per mechanism (analytic curve + Monte-Carlo
+repetitions; each mechanism's stream is keyed by its name, so one job can draw them all)."""
 
 from ldprepro.pipeline.jobsetup import done, ready, start
 
@@ -14,13 +15,12 @@ ready()
 fig = snakemake.params.fig  # noqa: F821
 grid = fig["eps_grid"]
 eps_grid = np.round(np.arange(grid["start"], grid["stop"] + grid["step"] / 2, grid["step"]), 10)
-rows = fig1_rows(
-    snakemake.wildcards.mechanism,
-    eps_grid,
-    fig["mc_eps"],
-    fig["mc_users"],
-    fig["mc_reps"],  # noqa: F821
-    snakemake.params.seed,
-)  # noqa: F821
-write_results(tidy_frame(rows), snakemake.output[0])  # noqa: F821
-done(f"{len(rows)} rows written")
+mechanisms, outputs = list(snakemake.params.mechanisms), list(snakemake.output)  # noqa: F821
+if len(outputs) != len(mechanisms):
+    raise RuntimeError(f"{len(mechanisms)} mechanisms {mechanisms} but {len(outputs)} outputs {outputs}")
+written = 0
+for mechanism, output in zip(mechanisms, outputs):
+    rows = fig1_rows(mechanism, eps_grid, fig["mc_eps"], fig["mc_users"], fig["mc_reps"], snakemake.params.seed)  # noqa: F821
+    write_results(tidy_frame(rows), output)
+    written += len(rows)
+done(f"{written} rows written ({len(mechanisms)} mechanisms)")

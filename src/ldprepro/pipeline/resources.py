@@ -147,9 +147,10 @@ def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | No
         sample = float(entry.get("sample_fraction", 1.0))
         repeat = _count(entry.get("runs", 1)) * _count(entry.get("subsets", 1)) * _count(entry.get("f", 1))
         return rows * width, int(rows * sample) * width * repeat * _count(entry.get("k", 1))
-    if base == "ldpfl_fig1_mechanism":
+    if base == "ldpfl_fig1_mechanism":  # one job draws every mechanism's rows (``job_mechanisms``)
         n = _count(entry.get("mc_users", 1))
-        return n, n * _count(entry.get("mc_reps", 1)) * _count(entry.get("mc_eps", 1))
+        mechanisms = _count(entry.get("job_mechanisms", 1))
+        return n, n * _count(entry.get("mc_reps", 1)) * _count(entry.get("mc_eps", 1)) * mechanisms
     if base == "ldpfl_fig4":
         n = _count(entry.get("users", 1))
         return n, n * _count(entry.get("inputs", 1))
