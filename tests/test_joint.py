@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from ldprepro.data.lopub_adult import equal_width_codes
@@ -272,72 +271,3 @@ def test_adult_derivation_equals_lopub_file(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------- smoke end to end
-@pytest.mark.slow
-def test_lremh_figures_smoke(tmp_path):
-    """Figs. 1-4 at smoke scale from the mirrored NLTCS and a small Adult sample; the AVD files, the
-    cost rows and every figure's claims table are byte-reproducible (the measured times are not, by
-    nature, and decide nothing)."""
-    from test_pipeline_smoke import build_with_mirror, smoke_config
-
-    from ldprepro.claims.verdicts import CLAIM_COLUMNS, VERDICTS
-
-    cfg = smoke_config()
-    targets = [f"figures/lremh/fig{i}.{ext}" for i in (1, 2, 3, 4) for ext in ("png", "svg")]
-    build_with_mirror(tmp_path, cfg, targets)
-    sec = cfg["lremh"]
-    controls = {"em_converged", "lremh_converged"}
-    for name, exp in sec["experiments"].items():
-        sm = exp["smoke"]
-        conv = {**sec["converged"], **exp.get("converged", {}), **sm.get("converged", {})}
-        em_based = {"converged", "loglik"}
-        for fig, metrics in [
-            (exp["time_figure"], {"time_s", "time_ratio_to_lremh", "cost_ops", "lasso_epochs"}),
-            (exp["avd_figure"], {"avd", "iterations", "candidates", "pruned_true_mass", "kept_fraction"} | em_based),
-        ]:
-            raw = pd.concat(
-                [pd.read_parquet(tmp_path / f"results/lremh/{fig}/{name}__{m}.parquet") for m in sec["methods"]]
-            )
-            assert list(raw.columns[:6]) == ["paper", "figure", "dataset", "mechanism", "eps", "rep"]
-            assert set(raw["metric"]) == metrics and set(raw["mechanism"]) == set(sec["methods"])
-            assert set(raw["k"]) == set(sm["k"]) and set(raw["f"]) == set(sm["f"])
-            reps = raw.groupby(["mechanism", "f", "k", "metric"])["rep"].nunique()
-            main = reps[~reps.index.get_level_values("mechanism").isin(controls)]
-            assert main.eq(sm["runs"] * sm["subsets"]).all()
-            ctl = reps[reps.index.get_level_values("mechanism").isin(controls)]
-            ctl_k = set(conv.get("k") or sm["k"]) & set(sm["k"])
-            assert set(ctl.index.get_level_values("k")) == ctl_k
-            assert ctl.eq(sm["runs"] * min(conv["subsets"], sm["subsets"])).all()
-            claims = pd.read_parquet(tmp_path / f"results/lremh/{fig}/claims.parquet")
-            assert list(claims.columns) == CLAIM_COLUMNS and set(claims["verdict"]) <= set(VERDICTS)
-            assert claims["claim"].str.contains("control: EM run to convergence").any()
-        it = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__em_converged.parquet")
-        u = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__em.parquet")
-
-        def wide(df, key=("f", "k", "rep")):
-            return df[df["metric"].isin(["loglik", "iterations"])].pivot_table(
-                index=list(key), columns="metric", values="value"
-            )
-
-        both = wide(it).merge(wide(u), left_index=True, right_index=True, suffixes=("_c", "_u"))
-        longer = both["iterations_c"] >= both["iterations_u"]  # EM from the same start, run at least as long
-        assert len(both) and longer.mean() > 0.9
-        assert (both.loc[longer, "loglik_c"] >= both.loc[longer, "loglik_u"] - 1e-12).all()  # EM never lowers ℓ
-        avd_rows = pd.read_parquet(tmp_path / f"results/lremh/{exp['avd_figure']}/{name}__lremh.parquet")
-        a = avd_rows[avd_rows["metric"] == "avd"]["value"].to_numpy()
-        floor = avd_rows[avd_rows["metric"] == "pruned_true_mass"]["value"].to_numpy()
-        assert ((a >= 0) & (a <= 1)).all() and (floor <= a + 1e-12).all()  # pruned mass bounds AVD below
-    first = {p: p.read_bytes() for p in (tmp_path / "results/lremh").glob("fig[34]/*__*.parquet")}
-    claims = {p: p.read_bytes() for p in (tmp_path / "results/lremh").glob("fig*/claims.parquet")}
-    timed = sorted((tmp_path / "results/lremh").glob("fig[12]/*__*.parquet"))
-
-    def costs():
-        rows = pd.concat([pd.read_parquet(p) for p in timed], ignore_index=True)
-        return rows[rows["metric"].isin(["cost_ops", "lasso_epochs"])].reset_index(drop=True)
-
-    cost_before = costs()
-    for p in [*first, *claims]:
-        p.unlink()
-    build_with_mirror(tmp_path, cfg, [str(p.relative_to(tmp_path)) for p in [*first, *claims]])
-    assert {p: p.read_bytes() for p in first} == first
-    assert {p: p.read_bytes() for p in claims} == claims  # the verdicts depend only on config and seed
-    assert costs().equals(cost_before)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import smoke_checks
 import yaml
 from workflow_cmd import snakemake_cmd
 
@@ -25,20 +26,19 @@ def run_snakemake(workdir: Path, *targets: str, config: tuple[str, ...] = ()) ->
 
 
 @pytest.mark.slow
-def test_ldpfl_mechanism_figures_smoke(tmp_path):
-    proc = run_snakemake(
-        tmp_path, "figures/ldpfl/fig1.png", "figures/ldpfl/fig1.svg", "figures/ldpfl/fig4.png", "figures/ldpfl/fig4.svg"
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_ldpfl_mechanism_figures_smoke(full_smoke, tmp_path):
+    """Figs. 1 and 4 of paper 002 from the full smoke run; then Fig. 1 alone, built afresh in
+    another directory, gives the same bytes (every mechanism's file, summary and claims)."""
+    built, _, _ = full_smoke
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())["ldpfl"]
     for fig in ["fig1", "fig4"]:
         for ext in ["png", "svg"]:
-            assert (tmp_path / f"figures/ldpfl/{fig}.{ext}").stat().st_size > 1000
+            assert (built / f"figures/ldpfl/{fig}.{ext}").stat().st_size > 1000
 
     raw = pd.concat(
         [
             pd.read_parquet(p)
-            for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")
+            for p in (built / "results/ldpfl/fig1").glob("*.parquet")
             if p.stem not in ("summary", "claims", "claim_points")
         ]
     )
@@ -53,19 +53,19 @@ def test_ldpfl_mechanism_figures_smoke(tmp_path):
     n_grid = int(round((grid["stop"] - grid["start"]) / grid["step"])) + 1
     assert raw[raw["dataset"] == "analytic"].groupby("mechanism")["eps"].nunique().eq(n_grid).all()
 
-    summary = pd.read_parquet(tmp_path / "results/ldpfl/fig1/summary.parquet")
+    summary = pd.read_parquet(built / "results/ldpfl/fig1/summary.parquet")
     assert {"n", "mean", "std", "ci_low", "ci_high"} <= set(summary.columns)
     assert (summary["ci_low"] <= summary["mean"]).all() and (summary["mean"] <= summary["ci_high"]).all()
     for fig in ["fig1", "fig4"]:
-        claims = pd.read_parquet(tmp_path / f"results/ldpfl/{fig}/claims.parquet")
+        claims = pd.read_parquet(built / f"results/ldpfl/{fig}/claims.parquet")
         assert len(claims) and set(claims["verdict"]) <= set(VERDICTS)
         assert claims["evidence"].str.len().gt(10).all()
     # Fig. 1's headline verdict is a finding, computed from the closed forms, not typed in.
-    fig1_claims = pd.read_parquet(tmp_path / "results/ldpfl/fig1/claims.parquet")
+    fig1_claims = pd.read_parquet(built / "results/ldpfl/fig1/claims.parquet")
     # HM-TP's "lowest worst-case variance" is refuted exactly (HM and PM-OPT beat it on parts of the grid)
     assert fig1_claims.iloc[0]["verdict"] == "does not hold" and fig1_claims.iloc[0]["kind"] == "closed-form"
 
-    dens = pd.read_parquet(tmp_path / f"results/ldpfl/fig4/{cfg['fig4']['mechanism']}.parquet")
+    dens = pd.read_parquet(built / f"results/ldpfl/fig4/{cfg['fig4']['mechanism']}.parquet")
     assert set(dens["t_input"]) == set(cfg["fig4"]["inputs"])
     assert np.isclose(
         dens.loc[dens["dataset"] == "analytic", "value"].max() / dens.loc[dens["dataset"] == "analytic", "value"].min(),
@@ -73,14 +73,12 @@ def test_ldpfl_mechanism_figures_smoke(tmp_path):
     )
 
     # Same config + same seed => byte-identical results (every mechanism's file, summary and claims).
-    first = {p.name: p.read_bytes() for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")}
+    first = {p.name: p.read_bytes() for p in (built / "results/ldpfl/fig1").glob("*.parquet")}
     assert set(first) == {f"{m}.parquet" for m in cfg["fig1"]["mechanisms"]} | {
         "summary.parquet",
         "claims.parquet",
         "claim_points.parquet",
     }
-    shutil.rmtree(tmp_path / "results")
-    shutil.rmtree(tmp_path / "figures")
     proc = run_snakemake(tmp_path, "figures/ldpfl/fig1.png")
     assert proc.returncode == 0, proc.stderr[-3000:]
     again = {p.name: p.read_bytes() for p in (tmp_path / "results/ldpfl/fig1").glob("*.parquet")}
@@ -476,3 +474,15 @@ def test_every_exact_decidable_claim_is_decided_exactly(full_smoke):
         decided = points[~points["claim"].str.contains("simulated MSE agrees|accurate shapes")]
         simulated += [(fig, c) for c, g in decided.groupby("claim") if not g["exact"].all()]
     assert not simulated, simulated
+
+
+@pytest.mark.slow
+def test_lremh_figures_smoke(full_smoke):
+    workdir, cfg, _ = full_smoke
+    smoke_checks.lremh_figures(workdir, cfg)
+
+
+@pytest.mark.slow
+def test_bshp_figures_smoke(full_smoke):
+    workdir, cfg, _ = full_smoke
+    smoke_checks.bshp_figures(workdir, cfg)
