@@ -6,7 +6,9 @@ The model, per family of rules (``figure_job.sgd``, ``bshp_job``, ``render``, ..
     memory  (MB)  ≈ a_mem  + b_mem  × size   size = what the job holds (rows × one-hot width of its
                                               dataset, or the Monte-Carlo users of a data-free job)
     wall    (s)   ≈ a_time + b_time × work   work = what the job does (users × width × fits, users ×
-                                              ε count × repetitions, ...; :func:`job_sizes`)
+                                              ε count × repetitions, ...; :func:`job_sizes`), summed
+                                              over the mechanisms of a job that runs several
+                                              (``job_mechanisms``: a figure panel, a BSHP city)
 
 Each line is the *upper envelope* of the family's measured jobs (timing/resources_fit.py: every
 measured job lies on or under it, :func:`fit_envelope`), at smoke, paper and IPUMS size. A job then
