@@ -122,3 +122,21 @@ def test_rules_size_compute_jobs_by_their_card():
         assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
     assert 'res("lremh_job", entry=_exp, card="card")' in rules["lremh"]
     assert "sized_by_input=True" in rules["data"]
+
+
+@pytest.mark.parametrize(
+    "family,entry",
+    [
+        ("figure_job.mean", {"eps": [0.5, 1.0], "reps": 10, "mechanisms": ["pm", "hm", "duchi"]}),
+        ("figure_job.sgd", {"eps": [1.0], "folds": 5, "mechanisms": ["pm", "hm"]}),
+        ("bshp_job", {"eps": [1.0, 2.0], "reps": 5, "methods": ["bshp", "wshp", "split_baseline"]}),
+        ("ldpfl_fig1_mechanism", {"mc_users": 1000, "mc_reps": 5, "mc_eps": [1.0], "mechanisms": ["pm", "hm"]}),
+    ],
+)
+def test_a_job_running_several_mechanisms_does_their_work_summed(family, entry):
+    """A panel job (every mechanism of a figure on one dataset), a BSHP city job or ldpfl Fig. 1's
+    job declares the work of its mechanisms added up, and the memory of one."""
+    names = entry.get("mechanisms") or entry["methods"]
+    one = R.job_sizes(family, entry, (5000, 7))
+    grouped = R.job_sizes(family, {**entry, "job_mechanisms": names}, (5000, 7))
+    assert one[1] > 0 and grouped == (one[0], one[1] * len(names))
