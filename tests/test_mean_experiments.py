@@ -213,3 +213,14 @@ def test_theory_rows_declare_whether_they_are_exact(mechanism, params, d, exact)
     flag = df.set_index("metric")["theory_exact"]
     assert flag["sq_error_theory"] == exact and flag["abs_error_theory"] == False  # noqa: E712
     assert df.loc[~df["metric"].str.endswith("_theory"), "theory_exact"].isna().all()
+
+
+def test_a_grouped_job_pairs_each_mechanism_with_its_file_and_refuses_a_count_that_differs():
+    from ldprepro.pipeline.results import output_per_name
+
+    assert output_per_name(["pm", "hm"], ["r/a__pm.parquet", "r/a__hm.parquet"]) == [
+        ("pm", "r/a__pm.parquet"),
+        ("hm", "r/a__hm.parquet"),
+    ]
+    with pytest.raises(RuntimeError, match=r"2 mechanisms/methods \['pm', 'hm'\] but 1 outputs"):
+        output_per_name(["pm", "hm"], ["r/a__pm.parquet"])

@@ -12,20 +12,17 @@ from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
 from ldprepro.papers.bshp.runs import run_job, salary_positions  # noqa: E402
-from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
+from ldprepro.pipeline.results import output_per_name, tidy_frame, write_results  # noqa: E402
 
 ready()
 
 w = snakemake.wildcards  # noqa: F821
 p = snakemake.params  # noqa: F821
-outputs = list(snakemake.output)  # noqa: F821 (one per method, in the same order)
-if len(outputs) != len(p.methods):
-    raise RuntimeError(f"{len(p.methods)} methods {list(p.methods)} but {len(outputs)} outputs {outputs}")
 df, card = load(w.dataset, root=Path(snakemake.input.parquet).parent)  # noqa: F821
 positions = salary_positions(df, card, p.protocol["column"], p.fig.get("max_users"))
 progress("%s: %d salaries; %s on %d ε values", w.dataset, len(positions), ", ".join(p.methods), len(p.fig["eps"]))
 written = 0
-for method, output in zip(p.methods, outputs):
+for method, output in output_per_name(p.methods, snakemake.output):  # noqa: F821
     rows = []
     for i, eps in enumerate(p.fig["eps"], 1):
         t0 = time.monotonic()

@@ -14,7 +14,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from ldprepro.data.transform import load  # noqa: E402
-from ldprepro.pipeline.results import tidy_frame, write_results  # noqa: E402
+from ldprepro.pipeline.results import output_per_name, tidy_frame, write_results  # noqa: E402
 
 w = snakemake.wildcards  # noqa: F821
 params = snakemake.params  # noqa: F821
@@ -27,12 +27,9 @@ ready()
 
 df, card = load(w.dataset, root=Path(snakemake.input.parquet).parent)  # noqa: F821
 mechanisms = list(params.mechanisms)
-outputs = list(snakemake.output)  # noqa: F821 (one per mechanism, in the same order)
-if len(outputs) != len(mechanisms):
-    raise RuntimeError(f"{len(mechanisms)} mechanisms {mechanisms} but {len(outputs)} outputs {outputs}")
 progress("%s: %d rows loaded; %s on %d ε values", w.dataset, len(df), ", ".join(mechanisms), len(fig["eps"]))
 written = 0
-for mechanism, output in zip(mechanisms, outputs):
+for mechanism, output in output_per_name(mechanisms, snakemake.output):  # noqa: F821
     rows = []
     if fig["kind"] == "sgd":
         t0 = time.monotonic()

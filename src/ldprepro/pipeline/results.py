@@ -61,6 +61,16 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike) -> None:
     write_parquet(df, path)
 
 
+def output_per_name(names: Iterable[str], outputs: Iterable[str | os.PathLike]) -> list[tuple[str, str]]:
+    """(name, result file) pairs of a job that writes one file per mechanism (or method), both lists
+    in the same order (the rule lists its outputs in the order of its ``mechanisms`` param); a count
+    that differs is an error in the rule, named with both lists."""
+    names, outputs = list(names), [str(o) for o in outputs]
+    if len(names) != len(outputs):
+        raise RuntimeError(f"{len(names)} mechanisms/methods {names} but {len(outputs)} outputs {outputs}")
+    return list(zip(names, outputs))
+
+
 def eps_ranges(eps: np.ndarray, mask: np.ndarray) -> str:
     """Human-readable ranges of the sorted grid ``eps`` where ``mask`` holds, e.g. '0.65–1.6, 5.5–8'."""
     eps, mask = np.asarray(eps, dtype=float), np.asarray(mask, dtype=bool)
