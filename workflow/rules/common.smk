@@ -184,6 +184,12 @@ def job_outputs(paper, fig, entry, unavailable):
     ]
 
 
+def figure_compute(entry):
+    """The compute parameters of an experiment figure's jobs: its entry without the panels (and, by
+    compute_params, without titles or labels), so a presentation edit reruns no job."""
+    return compute_params({k: v for k, v in entry.items() if k != "panels"})
+
+
 def figure_panel(entry, dataset):
     for panel in entry["panels"]:
         if panel["dataset"] == dataset:

@@ -53,7 +53,7 @@ rule figure_job:
         ),
     params:
         # compute parameters only: a title, label or caption edit must not rerun the job
-        fig=lambda w: compute_params({k: v for k, v in MEAN_FIGURES[(w.paper, w.figure)].items() if k != "panels"}),
+        fig=lambda w: figure_compute(MEAN_FIGURES[(w.paper, w.figure)]),
         panel=lambda w: compute_params(figure_panel(MEAN_FIGURES[(w.paper, w.figure)], w.dataset)),
         paper=lambda w: w.paper,
         figure=lambda w: w.figure,
@@ -95,7 +95,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             ),
         params:
             # compute parameters only: a title, label or caption edit must not rerun the job
-            fig=compute_params({k: v for k, v in _entry.items() if k != "panels"}),
+            fig=figure_compute(_entry),
             panel=lambda w, _e=_entry: compute_params(figure_panel(_e, w.dataset)),
             paper=_paper,
             figure=_fig,
