@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from ldprepro.data import availability as av
+from ldprepro.pipeline import jobsetup
 from ldprepro.pipeline import mechanism_names as names
 from ldprepro.pipeline import parse as pipeline
 from ldprepro.pipeline.io import atomic_write_bytes, atomic_write_text
@@ -358,6 +359,48 @@ raise SystemExit(0)
         "eps = 0.5 done",
     ):
         assert needle in text
+
+
+_FINISHING_JOB = """
+import atexit, sys, threading, time
+from types import SimpleNamespace
+from ldprepro.pipeline import jobsetup
+smk = SimpleNamespace(threads=1, rule="figure_job", wildcards={}, log=[sys.argv[1]])
+jobsetup.start(smk)
+jobsetup.ready()
+atexit.register(lambda: print("library exit handler ran", flush=True))
+if sys.argv[2] == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.3), print("thread finished", flush=True))).start()
+print("unflushed output", end="")
+jobsetup.done("finished")
+print("after done")
+"""
+
+
+@pytest.mark.parametrize("thread", ["none", "thread"])
+def test_done_ends_a_job_script_without_teardown_but_with_its_exit_work(tmp_path, thread):
+    """``done()`` as a script's last statement ends the process with exit code 0 after every exit
+    handler (the resources line, the log closed, a library's own) and the streams flushed; code after
+    it does not run. A job with a non-daemon thread still running exits normally, after the thread."""
+    log = tmp_path / "job.log"
+    out = subprocess.run(
+        [sys.executable, "-c", _FINISHING_JOB, str(log), thread],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "library exit handler ran" in out.stdout
+    assert "unflushed output" in out.stdout
+    assert ("after done" in out.stdout) == (thread == "thread")
+    assert ("thread finished" in out.stdout) == (thread == "thread")
+    text = log.read_text()
+    assert "figure_job: finished in" in text
+    assert jobsetup.logged_resources(text)["rule"] == "figure_job"
+
+
+def test_done_called_from_imported_code_does_not_end_the_process():
+    jobsetup.done("still here")  # a test (not a job's __main__) calling done(): the process goes on
 
 
 def test_editing_a_claim_declaration_reruns_the_claim_steps_only(tmp_path, monkeypatch):
