@@ -28,6 +28,7 @@ def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
     code = (
         "import sys, ldprepro.pipeline.parse, ldprepro.data.availability, ldprepro.data.workflow, "
         "ldprepro.data.entries, ldprepro.pipeline.jobsetup, ldprepro.pipeline.integrity, "
+        "ldprepro.pipeline.scheduler_wakeups, "
         "ldprepro.pipeline.mechanism_names as mn; "
         "assert mn.registered_mechanisms([]) == list(mn.BUILTIN_MECHANISMS); "
         "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'requests') if m in sys.modules))"

@@ -10,6 +10,7 @@ from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline import resources as job_resources
 from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
+from ldprepro.pipeline.scheduler_wakeups import coalesce as coalesce_scheduler_wakeups
 from ldprepro.pipeline.parse import (
     code_hash,
     compute_params,
@@ -39,6 +40,11 @@ if workflow.is_main_process and "--unlock" not in sys.argv:
     _hint = lock_hint(".")
     if _hint:
         print(f"ldprepro: {_hint}", file=sys.stderr)
+
+# Snakemake's scheduler starts a new 1-second wake-up timer chain for every finished job, each pass
+# re-evaluating every waiting job; keep one pending wake-up at a time (ldprepro.pipeline.scheduler_wakeups).
+if not coalesce_scheduler_wakeups():
+    print("ldprepro: this Snakemake's scheduler has no wake-up timer method to coalesce; left as it is", file=sys.stderr)
 
 # `snakemake --report`: report-marked files that were not built are listed, not fatal.
 REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
