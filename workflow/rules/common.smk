@@ -44,7 +44,9 @@ if workflow.is_main_process and "--unlock" not in sys.argv:
 # Snakemake's scheduler starts a new 1-second wake-up timer chain for every finished job, each pass
 # re-evaluating every waiting job; keep one pending wake-up at a time (ldprepro.pipeline.scheduler_wakeups).
 if not coalesce_scheduler_wakeups():
-    print("ldprepro: this Snakemake's scheduler has no wake-up timer method to coalesce; left as it is", file=sys.stderr)
+    print(
+        "ldprepro: this Snakemake's scheduler has no wake-up timer method to coalesce; left as it is", file=sys.stderr
+    )
 
 # `snakemake --report`: report-marked files that were not built are listed, not fatal.
 REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
