@@ -16,6 +16,19 @@ from ldprepro.data.build import fetch
 from ldprepro.pipeline.errors import ChecksumMismatch, DataUnavailable
 
 
+@pytest.fixture(autouse=True)
+def backoff_waits(monkeypatch) -> list:
+    """pooch's back-off waits between retries, recorded instead of slept (1 s, 2 s, ...: the tests
+    that retry would otherwise sleep 3.5 s each); a test reads them to check what was retried."""
+    import types
+
+    import pooch.core
+
+    waits = []
+    monkeypatch.setattr(pooch.core, "time", types.SimpleNamespace(sleep=waits.append))
+    return waits
+
+
 @pytest.fixture
 def payload(tmp_path) -> Path:
     return write(tmp_path / "src" / "file.csv", "a,b\n1,2\n" * 100)
@@ -162,7 +175,7 @@ def test_download_mismatch_names_both_hashes_and_leaves_nothing(tmp_path, payloa
     assert list(dest.parent.iterdir()) == []  # no file, no temporary left behind
 
 
-def test_server_error_is_retried(tmp_path, payload):
+def test_server_error_is_retried(tmp_path, payload, backoff_waits):
     calls = []
 
     def flaky(q):
@@ -173,6 +186,7 @@ def test_server_error_is_retried(tmp_path, payload):
         spec = {"name": "f", "sha256": sha256(payload), "url": f"{base}/f"}
         got = F.fetch_file("ds", spec, tmp_path / "f", "", log=lambda m: None)
     assert len(calls) == 2 and got.origin == "url"
+    assert backoff_waits == [1]  # pooch waited once before its retry
 
 
 def test_server_that_keeps_failing_is_unavailable_in_one_line(tmp_path):
@@ -183,11 +197,9 @@ def test_server_that_keeps_failing_is_unavailable_in_one_line(tmp_path):
     assert "HTTP 500" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_offline_fails_fast_with_instructions(tmp_path, monkeypatch):
+def test_offline_fails_fast_with_instructions(tmp_path, backoff_waits):
     """Offline (the host does not resolve) is not retried: no back-off wait, one line of advice.
     Checked by counting the waits, not by timing (the machine's speed must not matter)."""
-    waits = []
-    monkeypatch.setattr(time, "sleep", waits.append)
     spec = {
         "name": "x.tar.gz",
         "sha256": "lock",
@@ -196,7 +208,7 @@ def test_offline_fails_fast_with_instructions(tmp_path, monkeypatch):
     }
     with pytest.raises(DataUnavailable) as err:
         F.fetch_file("wisdm", spec, tmp_path / "raw" / "x.tar.gz", tmp_path / "mirror", log=lambda m: None)
-    assert waits == []
+    assert backoff_waits == []
     msg = str(err.value)
     assert "run again with internet access" in msg and str(tmp_path / "mirror" / "wisdm") in msg
     assert not (tmp_path / "raw" / "x.tar.gz").exists()
