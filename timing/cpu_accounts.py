@@ -9,7 +9,9 @@ The run's CPU is split into parts that add up to it exactly:
   interpreter, Snakemake's script preamble and the imports, up to the script's ``ready()``) and its
   **work** (the rest: reading inputs, computing, writing);
 * **outside the jobs' own lines**: the run's ``RUSAGE_CHILDREN`` minus the jobs' lines (the shells
-  Snakemake starts the jobs in; any job that logs no line).
+  Snakemake starts the jobs in; what a job's process spends after its line, which was the
+  interpreter's teardown until ``jobsetup.done`` ended finished jobs without it; any job that logs no
+  line).
 
 Beside each rule's work is its **floor** where one is modelled: the random numbers of the Monte-Carlo
 jobs (one uniform per reported user per repetition; two per training user per fit for LDP-SGD), one
@@ -157,7 +159,7 @@ def markdown(acc: dict, sec_per_draw: float, sec_per_madd: float) -> list[str]:
             + f" and {_s(t['run_cpu_s'])} CPU in all: Snakemake's own process "
             f"{_s(t['snakemake_cpu_s'])}, the {t['jobs']} jobs' own processes {_s(t['jobs_cpu_s'])} (of which "
             f"{_s(t['setup_cpu_s'])} fixed cost: interpreter, script preamble and imports up to `ready()`), and "
-            f"{_s(t['outside_jobs_cpu_s'])} outside the jobs' own lines (the shells the jobs start in). Fixed cost "
+            f"{_s(t['outside_jobs_cpu_s'])} outside the jobs' own lines (the shells the jobs start in, and each process after its line). Fixed cost "
             f"(Snakemake + the jobs' start-up + outside) is {_s(t['fixed_cpu_s'])}, **{share:.1%} of the run's CPU**; "
             f"the jobs' work is {_s(t['work_cpu_s'])}.",
             "",
