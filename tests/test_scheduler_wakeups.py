@@ -30,13 +30,24 @@ def test_many_requests_start_one_daemon_timer_that_wakes_the_scheduler_once():
     scheduler = _Scheduler()
     for _ in range(50):
         scheduler._schedule_reevalutation(0.2)
-    timers = [t for t in threading.enumerate() if t is scheduler._ldprepro_wakeup]
+    timers = [t for t in threading.enumerate() if t is scheduler._ldprepro_wakeup[0]]
     assert len(timers) == 1 and timers[0].daemon
     timers[0].join(2.0)
     assert scheduler._open_jobs.acquire(blocking=False)
     assert not scheduler._open_jobs.acquire(blocking=False)  # one wake-up, not fifty
     scheduler._schedule_reevalutation(0.05)  # the next request after it fired starts a new one
     assert scheduler._open_jobs.acquire(timeout=2.0)
+
+
+def test_a_pending_later_wakeup_does_not_hold_back_a_sooner_one():
+    assert scheduler_wakeups.coalesce(_Scheduler)
+    scheduler = _Scheduler()
+    scheduler._schedule_reevalutation(30.0)  # e.g. Snakemake's wait for queue input
+    later = scheduler._ldprepro_wakeup[0]
+    scheduler._schedule_reevalutation(0.05)  # the rate limiter's wake-up
+    assert scheduler._open_jobs.acquire(timeout=2.0)  # woken by the sooner one, long before 30 s
+    assert later.is_alive()
+    later.cancel()
 
 
 def test_a_scheduler_without_the_method_is_left_alone():
