@@ -51,6 +51,7 @@ def test_runs_combine_into_one_record_with_their_panels_and_figures_not_run_reco
     early["meta"]["figures_not_run"] = ["ldpfl/fig9"]
     later = _run("dct/fig4", "wisdm__pm", 5.0, "wisdm")
     later["meta"]["wall_source"] = "job log"
+    later["totals"]["cores"] = 1  # single jobs run one at a time: the record keeps the machine's cores
     nine = _run("ldpfl/fig9", "ipums_mx__duchi", 30.0, "ipums_mx")
     nine["meta"]["wall_source"] = "job log"
     paths = []
@@ -63,4 +64,5 @@ def test_runs_combine_into_one_record_with_their_panels_and_figures_not_run_reco
     assert [j["job"] for j in fig4["jobs"]] == ["ipums_br__pm", "wisdm__pm"] and fig4["panels_not_run"] == []
     assert out["meta"]["figures_not_run"] == [] and out["meta"]["wall_source"] == "mixed"
     assert out["totals"]["measured_cpu_s"] == 40.0 + 5.0 + 30.0 + 3 * 1.0
+    assert out["totals"]["cores"] == 2
     assert "Snakemake's benchmark file" in (tmp_path / "out/ipums_results.md").read_text()

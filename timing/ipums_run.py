@@ -159,7 +159,12 @@ def main(argv=None):
         out = records[0]
         for record in records[1:]:
             out = merged(out, record)
-        out["meta"]["combined_from"] = [p.name for p in args.combine]
+        # a record that is itself a combination names its own parts
+        out["meta"]["combined_from"] = [
+            part
+            for p, r in zip(args.combine, records)
+            for part in r["meta"].get("combined_from") or [f"{p.parent.name}/{p.name}"]
+        ]
         args.out_dir.mkdir(parents=True, exist_ok=True)
         _write(args.out_dir / "ipums_results.json", json.dumps(out, indent=1))
         _write(args.out_dir / "ipums_results.md", render(out))
@@ -366,7 +371,8 @@ def merged(old: dict, new: dict) -> dict:
     data = {j["job"]: j for j in old["data_jobs"]} | {j["job"]: j for j in new["data_jobs"]}
     results, data_jobs = [figures[f] for f in sorted(figures)], [data[k] for k in sorted(data)]
     rows = [j for r in results for j in r["jobs"]] + data_jobs
-    cores = new["totals"]["cores"]
+    # the machine's cores: a run of single jobs may have used fewer (--jobs-only ... --cores 1)
+    cores = max(old["totals"]["cores"], new["totals"]["cores"])
     projected = sum(j["projected_cpu_s_full_size"] for j in rows)
     meta = {**new["meta"], "records": old["meta"]["records"] | new["meta"]["records"], "collected": True}
     if old["meta"].get("wall_source") != new["meta"].get("wall_source"):

@@ -13,8 +13,8 @@ process at 121 CPU-s of a 1,338 s paper-scale run (0.95 s per job; timing/figure
 no pending one wakes the scheduler as soon. The rate limiter keeps its meaning (a pass at least
 once per timespan while one is needed; finished jobs still wake the scheduler themselves), and the
 timer is a daemon thread, so the process no longer waits for a last timer after the run's final
-job. If Snakemake's scheduler no
-longer has that method, nothing is changed and :func:`coalesce` says so.
+job. If Snakemake's scheduler no longer has that method, nothing is changed and :func:`coalesce`
+says so.
 """
 
 from __future__ import annotations
