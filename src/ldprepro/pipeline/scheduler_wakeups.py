@@ -6,8 +6,9 @@ limiter later (``--max-jobs-per-timespan``, default 100/1s). A pass also runs wh
 and that pass starts a timer of its own, so every finished job adds one more chain of passes per
 second for the rest of the run: the passes per second grow with the jobs finished. Each pass
 re-evaluates the params and resources of every job that is waiting for a core and runs the job
-selector. Measured on this workflow: 549 passes for 12 jobs of 8 s on one core, and Snakemake's own
-process at 121 CPU-s of a 1,338 s paper-scale run (0.95 s per job; timing/figure_times.md).
+selector. Measured: 549 passes for 12 jobs of 8 s on one core; Snakemake's own process took 121 CPU-s
+of this workflow's paper-scale run at c7bc049 (1,338 s wall), and 8.8 CPU-s with this module
+(timing/figure_times.md, fresh clone at d420208).
 
 :func:`coalesce` replaces the method that starts those timers by one that starts a timer only when
 no pending one wakes the scheduler as soon. The rate limiter keeps its meaning (a pass at least
