@@ -56,6 +56,22 @@ def test_every_job_script_marks_the_end_of_its_start_up():
         startup_imports(script)  # raises naming the script without a ready() call
 
 
+def _ends_with_done(body: list, functions: dict) -> bool:
+    """Whether the last statement of ``body`` calls ``done``, itself or through a function of the
+    script whose own last statement does."""
+    names = {n.id for n in ast.walk(body[-1]) if isinstance(n, ast.Name)}
+    return "done" in names or any(f in functions and _ends_with_done(functions[f].body, functions) for f in names)
+
+
+def test_every_job_script_ends_with_done():
+    """``jobsetup.done()`` ends a job's process (skipping the interpreter's teardown), so a script's
+    code after it would never run: it must be the script's last statement (or its main function's)."""
+    for script in sorted(SCRIPTS.glob("*.py")):
+        body = ast.parse(script.read_text(encoding="utf-8")).body
+        functions = {n.name: n for n in body if isinstance(n, ast.FunctionDef)}
+        assert _ends_with_done(body, functions), f"{script.name}: its last statement does not call done()"
+
+
 @pytest.mark.parametrize("name", COMPUTE)
 def test_compute_jobs_load_no_plotting_claims_or_unneeded_libraries(name):
     modules = loaded_modules(SCRIPTS / name)
