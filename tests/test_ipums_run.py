@@ -65,4 +65,13 @@ def test_runs_combine_into_one_record_with_their_panels_and_figures_not_run_reco
     assert out["meta"]["figures_not_run"] == [] and out["meta"]["wall_source"] == "mixed"
     assert out["totals"]["measured_cpu_s"] == 40.0 + 5.0 + 30.0 + 3 * 1.0
     assert out["totals"]["cores"] == 2
+    parts = [f"{tmp_path.name}/run{i}.json" for i in range(3)]
+    assert out["meta"]["combined_from"] == parts
+    # combining the combination with one more run keeps the names of its parts
+    more = tmp_path / "more" / "run3.json"
+    more.parent.mkdir()
+    more.write_text(json.dumps(_run("ldpfl/fig8", "wisdm__pm", 2.0, "wisdm")))
+    ir.main(["--combine", str(tmp_path / "out/ipums_results.json"), str(more), "--out-dir", str(tmp_path / "out2")])
+    again = json.loads((tmp_path / "out2/ipums_results.json").read_text())
+    assert again["meta"]["combined_from"] == [*parts, "more/run3.json"]
     assert "Snakemake's benchmark file" in (tmp_path / "out/ipums_results.md").read_text()
