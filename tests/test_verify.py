@@ -20,7 +20,7 @@ from ldprepro.pipeline.errors import DamagedInput
 from ldprepro.pipeline.io import atomic_write_text, write_parquet
 from ldprepro.pipeline.parse import complete_targets
 from ldprepro.pipeline.results import tidy_frame
-from ldprepro.pipeline.verify import Grid, experiment_grid, job_results, read_table
+from ldprepro.pipeline.verify import Grid, experiment_grid, grid_problems, job_results, read_table
 
 # ------------------------------------------------------------------ processed datasets (load)
 
@@ -159,6 +159,35 @@ def test_duplicates_and_a_wrong_file_are_refused(tmp_path):
     other = _job(tmp_path, name="synth__duchi.parquet")  # pm's rows under duchi's name
     with pytest.raises(DamagedInput, match=r"its mechanism should be 'duchi' \(from the file name\)"):
         job_results([other], experiment_grid(FIG))
+
+
+def test_points_are_keyed_to_12_digits_and_the_example_is_the_tables_first_short_point(tmp_path):
+    """The grid check keys each distinct value once (not each row): values equal to 12 significant
+    digits are one point, NaN and None one missing value, and the point named as the example of a
+    short one is the first in the table's order, as a row-by-row reading names it."""
+    df = pd.read_parquet(_job(tmp_path))
+    nudged = df.copy()
+    nudged.loc[nudged["rep"] == 1, "eps"] = nudged.loc[nudged["rep"] == 1, "eps"] * (1 + 1e-14)
+    assert grid_problems(nudged, "results/dct/fig3/synth__pm.parquet", experiment_grid(FIG)) == []
+    moved = df.copy()
+    moved.loc[moved["rep"] == 2, "eps"] = moved.loc[moved["rep"] == 2, "eps"] * (1 + 1e-9)  # a new ε value
+    short = df[~((df["rep"] == 2) & (df["metric"] == "abs_error") & (df["n_users"] == 200))]
+    for table, first in [(short, "eps = 0.5, n_users = 200.0"), (short.iloc[::-1], "eps = 1.0, n_users = 200.0")]:
+        problems = grid_problems(table, "results/dct/fig3/synth__pm.parquet", experiment_grid(FIG))
+        assert problems == [
+            "synth/pm/abs_error: 2 point(s) without exactly the 3 repetitions 0..2 "
+            f"(e.g. at {first}: 2 repetition(s), [0, 1])"
+        ]
+    problems = grid_problems(moved, "results/dct/fig3/synth__pm.parquet", experiment_grid(FIG))
+    assert any("not configured" in p for p in problems)
+    missing = df.astype({"dataset": object})
+    missing.loc[missing.index[:2], "dataset"] = [None, float("nan")]  # rep 0 and 1 of one point
+    assert grid_problems(missing, "x/synth__pm.parquet", Grid(reps=3, named=None)) == [
+        "None/pm/abs_error: 2 point(s) without exactly the 3 repetitions 0..2 "
+        "(e.g. at eps = 0.5: 1 repetition(s), [0])",
+        "synth/pm/abs_error: 2 point(s) without exactly the 3 repetitions 0..2 "
+        "(e.g. at eps = 0.5: 2 repetition(s), [1, 2])",
+    ]
 
 
 def test_a_job_parquet_cut_in_half_is_refused_not_an_arrow_error(tmp_path):

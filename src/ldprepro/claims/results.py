@@ -31,6 +31,15 @@ class Results:
     ):
         self.raw, self.fig, self.role, self.paper, self.figure = raw, fig, role, paper, figure
         self.unavailable = dict(unavailable or {})
+        self._derived: dict = {}
+
+    def derived(self, name: str, build):
+        """``build(self)``, computed once for these results and then shared by every claim decided on
+        them (a paper's index of its curves, say): the results are not changed after they are made,
+        so neither is what is derived from them. ``name`` identifies what is built."""
+        if name not in self._derived:
+            self._derived[name] = build(self)
+        return self._derived[name]
 
     def only(self, datasets: list[str]) -> Results:
         """The same results restricted to some panels."""

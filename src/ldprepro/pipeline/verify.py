@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ldprepro.pipeline.errors import DamagedInput
@@ -138,7 +139,7 @@ def _identity(df: pd.DataFrame, path: Path, named: str | None) -> list[str]:
         want = {"mechanism": stem}
     out = []
     for col, value in want.items():
-        got = sorted(set(df[col].astype(str)))
+        got = sorted(set(df[col].drop_duplicates().astype(str)))  # str of each distinct value
         if got != [value]:
             out.append(f"its {col} should be '{value}' (from the file name), it holds {got[:5]}")
     return out
@@ -189,9 +190,41 @@ def _group_problems(cells: dict, axes: list[str], where: str, dataset: str, metr
     return out
 
 
+def _keyed_codes(column: pd.Series) -> tuple[np.ndarray, list]:
+    """(code per row, key per code): the column's values as :func:`_key` makes them set members,
+    computed once per distinct value (``pd.factorize``), not once per row. Values whose keys are
+    equal (two floats that agree to 12 digits, NaN and None) share a code."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    keys: list = []
+    code_of: dict = {}
+    remap = np.empty(len(uniques), dtype=np.int64)
+    for i, value in enumerate(uniques.tolist()):
+        key = _key(value)
+        if key not in code_of:
+            code_of[key] = len(keys)
+            keys.append(key)
+        remap[i] = code_of[key]
+    return remap[codes], keys
+
+
+def _row_ids(columns: list[np.ndarray]) -> np.ndarray:
+    """One integer per row, equal for two rows exactly when all their ``columns`` codes are."""
+    if not columns:
+        return np.zeros(0, dtype=np.int64)
+    ids = np.zeros(columns[0].size, dtype=np.int64)
+    for codes in columns:
+        width = int(codes.max()) + 1 if codes.size else 1
+        if (int(ids.max()) + 1 if ids.size else 1) * width >= 2**62:  # keep the mixed radix exact
+            ids = np.unique(ids, return_inverse=True)[1].astype(np.int64)
+        ids = ids * width + codes
+    return np.unique(ids, return_inverse=True)[1].astype(np.int64)
+
+
 def grid_problems(df: pd.DataFrame, path: str | os.PathLike, grid: Grid) -> list[str]:
-    """What keeps one job table from covering ``grid`` ([] when it does). Plain Python on the
-    table's values (job tables are small; pandas' per-group overhead was 10x the read)."""
+    """What keeps one job table from covering ``grid`` ([] when it does). Each column's values are
+    keyed once per distinct value and the rows are grouped as integer codes (numpy), so a table of
+    10⁶ rows takes a fraction of a second (plain Python per row took seconds, pandas' per-group
+    overhead more)."""
     path = Path(path)
     missing = [c for c in KEY_COLUMNS if c not in df.columns]
     if missing:
@@ -202,20 +235,34 @@ def grid_problems(df: pd.DataFrame, path: str | os.PathLike, grid: Grid) -> list
     axes = ["eps"] + [c for c in grid.axes if c in df.columns and df[c].notna().any()]
     others = [c for c in df.columns if c not in REP_COLUMNS and c != "value" and c not in axes]
     qualifiers = [c for c in REP_COLUMNS if c != "rep" and c in df.columns]
-    values = {c: [_key(v) for v in df[c].tolist()] for c in axes + others + qualifiers}
-    points = list(zip(*(values[c] for c in axes + others)))
-    reps = df["rep"].tolist()
-    tags = list(zip(*(values[c] for c in qualifiers))) if qualifiers else [()] * len(reps)
-    rows = list(zip(points, reps, tags))
-    if len(set(rows)) != len(rows):
-        out.append(f"{len(rows) - len(set(rows))} duplicated row(s) (the same point and repetition twice)")
-    at = {c: i for i, c in enumerate(axes + others)}
+    point_cols = axes + others
+    coded = {c: _keyed_codes(df[c]) for c in point_cols + qualifiers}
+    point_id = _row_ids([coded[c][0] for c in point_cols])
+    rep_codes, rep_values = pd.factorize(df["rep"], use_na_sentinel=False)
+    rep_codes = rep_codes.astype(np.int64)
+    tag_id = _row_ids([coded[c][0] for c in qualifiers]) if qualifiers else np.zeros(len(df), dtype=np.int64)
+    row_id = _row_ids([point_id, rep_codes, tag_id])
+    duplicated = len(df) - (int(row_id.max()) + 1)
+    if duplicated:
+        out.append(f"{duplicated} duplicated row(s) (the same point and repetition twice)")
+    # one row per distinct (point, repetition): the point's key tuple and the repetition as int
+    rep_ints = np.array([int(r) for r in rep_values.tolist()], dtype=np.int64)
+    pair = np.unique(point_id * (len(rep_values) + 1) + rep_codes)
+    pair_point, pair_rep = pair // (len(rep_values) + 1), rep_ints[pair % (len(rep_values) + 1)]
+    order = np.lexsort((pair_rep, pair_point))
+    pair_point, pair_rep = pair_point[order], pair_rep[order]
+    first_row = np.unique(point_id, return_index=True)[1]  # each point's first row
+    starts = np.flatnonzero(np.r_[True, pair_point[1:] != pair_point[:-1]])
+    ends = np.r_[starts[1:], pair_point.size]
+    at = {c: i for i, c in enumerate(point_cols)}
     groups: dict[tuple, dict] = {}
-    for point, rep in zip(points, reps):
+    # the points in the order of their first rows, as the table lists them
+    for row, s, e in sorted(zip(first_row[pair_point[starts]].tolist(), starts.tolist(), ends.tolist())):
+        point = tuple(coded[c][1][coded[c][0][row]] for c in point_cols)
         group = (point[at["dataset"]], point[at["mechanism"]], point[at["metric"]])
-        groups.setdefault(group, {}).setdefault(point, set()).add(int(rep))
+        reps = tuple(sorted(set(pair_rep[s:e].tolist())))
+        groups.setdefault(group, {})[point] = reps
     for (dataset, mechanism, metric), cells in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        cells = {point: tuple(sorted(r)) for point, r in cells.items()}
         out += _group_problems(cells, axes, f"{dataset}/{mechanism}/{metric}", str(dataset), str(metric), grid)
     return out
 

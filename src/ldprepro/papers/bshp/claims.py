@@ -53,8 +53,13 @@ PARAMETERS = {
 
 
 def _figure_data(res: Results) -> FigureData:
-    fig = res.fig
-    return FigureData(res.raw, fig, res.figure, fig["city_entries"], res.unavailable, tuple(fig["folds"]))
+    """The figure's indexed results, built once per dispatched ``res`` and shared by its claims."""
+
+    def build(r: Results) -> FigureData:
+        fig = r.fig
+        return FigureData(r.raw, fig, r.figure, fig["city_entries"], r.unavailable, tuple(fig["folds"]))
+
+    return res.derived("bshp.figure_data", build)
 
 
 def _variants(decl: dict, d: FigureData) -> list[tuple[str, dict]]:
