@@ -196,6 +196,27 @@ def test_duchi_md_sampler_follows_exact_law(ties, d):
     assert_discrete_law(codes.astype(float), out_codes[order].astype(float), p[order], f"duchi md {ties} d={d}")
 
 
+def test_duchi_md_signs_are_the_bits_of_their_uniforms_and_fair_independent_coins():
+    """Duchi's d random signs come from the 53 bits of ⌈d/53⌉ uniforms per user: sign c is bit
+    c mod 53 of u[c // 53]·2⁵³ (checked against Python's integers), and across word boundaries
+    they are fair and uncorrelated (5σ bounds, fixed seed): reading one word twice would make
+    signs c and c + 53 equal. (The compiled kernels' reading is checked against this one in
+    test_mechanism_kernels and test_sgd_kernels.)"""
+    from ldprepro.domain.mechanisms.multidim import sign_words, signs_from_uniforms
+
+    assert [sign_words(d) for d in (1, 52, 53, 54, 106, 107)] == [1, 1, 1, 2, 2, 3]
+    u = rng_for(6, ["duchi-signs"]).random((50, sign_words(120)))
+    s = signs_from_uniforms(u, 120)
+    for i in range(50):
+        words = [int(w * 2**53) for w in u[i]]
+        assert s[i].tolist() == [1 if words[c // 53] >> (c % 53) & 1 else -1 for c in range(120)]
+    n = 200_000
+    s = signs_from_uniforms(rng_for(7, ["duchi-signs"]).random((n, sign_words(120))), 120).astype(float)
+    assert np.abs(s.mean(axis=0)).max() < 5 / math.sqrt(n)
+    for a, b in [(0, 53), (52, 53), (1, 54), (53, 106), (0, 106), (10, 11)]:
+        assert abs(float(np.mean(s[:, a] * s[:, b]))) < 5 / math.sqrt(n), (a, b)
+
+
 def test_laplace_multidim_budget_split():
     mech = LaplaceMultiDim(2.0, 4)
     assert mech.mechanism.scale == pytest.approx(4.0)  # 2d/ε

@@ -61,6 +61,21 @@ def test_compiled_steps_equal_numpy_steps_to_rounding(model, mechanism, eps, mon
     assert fast_next == ref_next  # the same number of draws, in the same calls
 
 
+@pytest.mark.parametrize("d", [53, 54, 120])
+def test_compiled_duchi_steps_read_every_sign_word(d, monkeypatch):
+    """Duchi's signs span ⌈d/53⌉ uniforms per user: at d = 53, 54 and 120 (one, two, three words)
+    the compiled steps equal the numpy steps and draw the same numbers."""
+    X, y = _data("logistic", n=300, d=d)
+    orders = [rng_for(8, f).permutation(X.shape[0]) for f in range(2)]
+
+    def collector():
+        return group_collector(get_multidim("duchi", 2.0, d))
+
+    (ref, ref_next), (fast, fast_next) = _both(monkeypatch, X, y, orders, "logistic", collector, G=5)
+    np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12)
+    assert fast_next == ref_next
+
+
 def test_unequal_folds_and_inv_sqrt_t_schedule(monkeypatch):
     """Training folds of different sizes run fit by fit, the collector's block of sampled
     attributes carried from one fit to the next; the 1/√t schedule."""

@@ -241,16 +241,30 @@ def steps(
     return pos
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _signs(u, first, w, out):
+    """out[c] = ±1: bit c mod 53 of u[first + c // 53]·2⁵³ (``multidim.signs_from_uniforms``), a
+    word's bits unpacked in a loop of their own (shifts by the loop index vectorise)."""
+    d = out.size
+    for wi in range(w):
+        k = np.int64(u[first + wi] * 9007199254740992.0)
+        c0 = wi * 53
+        for b in range(min(53, d - c0)):
+            out[c0 + b] = ((k >> b) & 1) * 2 - 1
+
+
 @jit
 def duchi_steps(
     X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip, u, p_pos, B,
 ):  # fmt: skip
     """Steps of every fit with Duchi et al.'s d-dimensional mechanism (½-ties; Wang et al. Alg. 3;
     ``DuchiMultiDim.group_means`` on ``grads.full()``): per step the F·S users' uniforms u_v
-    (F·S·d), u_pos (F·S), u_s (F·S·d), in that order, as ``_jit.duchi_md_group_means`` reads
-    them; the step is the group's mean report. Returns the number of entries of u consumed."""
+    (F·S·d), u_pos (F·S) and the uniforms whose bits are the random signs (F·S·w, w = ⌈d/53⌉),
+    in that order, as ``_jit.duchi_md_group_means`` reads them; the step is the group's mean
+    report. Returns the number of entries of u consumed."""
     F, d = theta.shape
     n = F * S
+    w = (d + 52) // 53
     acc = np.zeros(d)
     coef = np.zeros(S)
     sign_s = np.zeros(d, dtype=np.int64)
@@ -267,20 +281,19 @@ def duchi_steps(
                 r = idx[f, base + s]
                 cs = coef[s]
                 user = f * S + s
+                _signs(u, pos + n * d + n + user * w, w, sign_s)
                 dot = 0
                 for c in range(d):
                     g = _clip(cs * X[r, c] + lam * th[c], clip)
                     v = 1 if u[pos + user * d + c] < 0.5 + 0.5 * g else -1
-                    sc = 1 if u[pos + n * d + n + user * d + c] < 0.5 else -1
-                    sign_s[c] = sc
-                    dot += sc * v
+                    dot += sign_s[c] * v
                 flip = dot < 0 if u[pos + n * d + user] < p_pos else dot > 0
                 sign = -1 if flip else 1
                 for c in range(d):
                     acc[c] += B * (sign * sign_s[c])
             for c in range(d):
                 th[c] = th[c] - eta * (acc[c] / S)
-        pos += 2 * n * d + n
+        pos += n * d + n + n * w
     return pos
 
 

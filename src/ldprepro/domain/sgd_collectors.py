@@ -52,15 +52,15 @@ class _FullCollector:
 
     def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
         """All steps as compiled loops, drawing what ``group_means`` draws step after step:
-        Duchi (½-ties) its uniforms u_v, u_pos, u_s per step (``_sgd_jit.duchi_steps``); Laplace
+        Duchi (½-ties) its uniforms u_v, u_pos and the signs' per step (``_sgd_jit.duchi_steps``); Laplace
         ε/d each step's two Gamma arrays (``sufficient.laplace_sum``), drawn for a run of steps in
         one call, which is the same stream. False (nothing drawn) for any other mechanism."""
-        from ldprepro.domain.mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim
+        from ldprepro.domain.mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim, sign_words
         from ldprepro.domain.sufficient import laplace_sums_per_step
 
         mech, F, S, d = self.mechanism, fits.F, fits.S, fits.X.shape[1]
         if type(mech) is DuchiMultiDim and mech.ties == "half":
-            per_step = 2 * F * S * d + F * S
+            per_step = F * S * (d + 1 + sign_words(d))  # u_v, u_pos, the signs' uniforms
             t = 1
             while t <= fits.T:
                 n_steps = min(fits.T - t + 1, max(1, (1 << 21) // per_step))

@@ -342,20 +342,26 @@ def dct(x, u, bits, keep, inv_keep, inv_gap, d, m, out):
 def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
     """``DuchiMultiDim.group_means`` (½-ties; Wang et al. Alg. 3): user i of the F·S users (rows of
     x, group i // S) discretises v_c = +1 iff u_v[i, c] < ½ + ½x[i, c], picks T+ iff u_pos[i] <
-    p_pos, draws s_c = +1 iff u_s[i, c] < ½, flips s when s·v has the wrong sign (s·v < 0 for T+,
-    > 0 for T−), and reports B·s; out[f] = the mean report of group f, summed user by user as
-    numpy's mean over the group axis does."""
+    p_pos, takes the random signs s_c from the bits of u_s[i] (bit c mod 53 of u_s[i, c // 53]·2⁵³,
+    ``multidim.signs_from_uniforms``), flips s when s·v
+    has the wrong sign (s·v < 0 for T+, > 0 for T−), and reports B·s; out[f] = the mean report of
+    group f, summed user by user as numpy's mean over the group axis does."""
     n, d = x.shape
+    w = u_s.shape[1]
     ok = True
     s = np.empty(d, dtype=np.int64)
     out[:] = 0.0
     for i in range(n):
+        for wi in range(w):  # the user's signs: the bits of its sign uniforms
+            k = np.int64(u_s[i, wi] * 9007199254740992.0)
+            c0 = wi * 53
+            for bit in range(min(53, d - c0)):
+                s[c0 + bit] = ((k >> bit) & 1) * 2 - 1
         dot = 0
         for c in range(d):
             xc = x[i, c]
             ok &= _valid(xc)
             v = 1 if u_v[i, c] < 0.5 + 0.5 * xc else -1
-            s[c] = 1 if u_s[i, c] < 0.5 else -1
             dot += s[c] * v
         flip = dot < 0 if u_pos[i] < p_pos else dot > 0
         sign = -1 if flip else 1

@@ -160,6 +160,27 @@ class SampledMultiDim(MultiDimMechanism):
         return self.scale * (self.mechanism.variance(x) + x * x) - x * x
 
 
+#: Random bits one ``Generator.random`` uniform carries: it is k·2⁻⁵³ for a uniform integer
+#: k < 2⁵³ (the top 53 bits of one 64-bit output), so its 53 bits are independent fair coins.
+BITS_PER_UNIFORM = 53
+
+
+def sign_words(d: int) -> int:
+    """Uniforms per user that carry the d random signs of Duchi's mechanism (one bit each)."""
+    return -(-int(d) // BITS_PER_UNIFORM)
+
+
+def signs_from_uniforms(u: np.ndarray, d: int) -> np.ndarray:
+    """(n, d) int8 signs ±1 from (n, sign_words(d)) uniforms: sign c of a user is +1 iff bit
+    c mod 53 of k = u[c // 53]·2⁵³ is set, so each sign is a fair coin, independent of the others
+    (``_jit.duchi_md_group_means`` and the SGD steps read the same bits)."""
+    k = (np.asarray(u, dtype=float) * float(1 << BITS_PER_UNIFORM)).astype(np.int64)
+    c = np.arange(int(d))
+    bits = (k[:, c // BITS_PER_UNIFORM] >> (c % BITS_PER_UNIFORM)) & 1
+    # C order, as the other draws: numpy's group mean sums in memory order, bit for bit the kernels'
+    return np.ascontiguousarray(np.where(bits == 1, 1, -1), dtype=np.int8)
+
+
 def duchi_md_constant(d: int, ties: str = "half") -> float:
     """C_d of docs/papers/ldpfl.md §2.2: 2^{d−1}/C(d−1, ⌊(d−1)/2⌋) for ½-ties (any d); Wang's even-d constant
     (2^{d−1} + C(d, d/2)/2)/C(d−1, d/2) for the literal variant."""
@@ -183,16 +204,21 @@ class DuchiMultiDim(MultiDimMechanism):
         self.B = duchi_md_constant(self.d, ties) * (a + 1.0) / (a - 1.0)
 
     def perturb(self, x, rng):
+        """Per user: d uniforms for v (v_c = +1 w.p. ½ + ½t_c), one for the half (T+ w.p.
+        e^ε/(e^ε + 1)), then the d uniform random signs s, which need one bit each: ½-ties reads
+        them from ``sign_words(d)`` uniforms (53 bits each, ``signs_from_uniforms``); the literal
+        variant draws one uniform per sign and redraws by rejection."""
         x = _as_matrix(x, self.d)
         n, d = x.shape
         v = np.where(rng.random((n, d)) < 0.5 + 0.5 * x, 1, -1).astype(np.int8)
         positive = rng.random(n) < self.a / (self.a + 1.0)  # u = 1: output from T+
-        s = np.where(rng.random((n, d)) < 0.5, 1, -1).astype(np.int8)
         if self.ties == "half":
+            s = signs_from_uniforms(rng.random((n, sign_words(d))), d)
             dot = np.einsum("ij,ij->i", s, v, dtype=np.int64)
             flip = np.where(positive, dot < 0, dot > 0)
             s[flip] *= -1
         else:
+            s = np.where(rng.random((n, d)) < 0.5, 1, -1).astype(np.int8)
             s = self._literal(s, v, positive, rng)
         return self.B * s
 
@@ -206,7 +232,7 @@ class DuchiMultiDim(MultiDimMechanism):
         flat = np.ascontiguousarray(x).reshape(F * S, d)
         u_v = rng.random((F * S, d))
         u_pos = rng.random(F * S)
-        u_s = rng.random((F * S, d))
+        u_s = rng.random((F * S, sign_words(d)))
         out = np.empty((F, d))
         p_pos = self.a / (self.a + 1.0)
         if not kernels.loops().duchi_md_group_means(flat, u_v, u_pos, u_s, p_pos, self.B, S, out):
