@@ -52,8 +52,8 @@ class _FullCollector:
 
     def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
         """All steps as compiled loops, drawing what ``group_means`` draws step after step:
-        Duchi (½-ties) its uniforms u_v, u_pos and the signs' per step (``_sgd_jit.duchi_steps``); Laplace
-        ε/d each step's two Gamma arrays (``sufficient.laplace_sum``), drawn for a run of steps in
+        Duchi (½-ties) its uniforms u_v, u_pos and those whose bits are the signs, per step
+        (``_sgd_jit.duchi_steps``); Laplace ε/d each step's two Gamma arrays (``sufficient.laplace_sum``), drawn for a run of steps in
         one call, which is the same stream. False (nothing drawn) for any other mechanism."""
         from ldprepro.domain.mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim, sign_words
         from ldprepro.domain.sufficient import laplace_sums_per_step

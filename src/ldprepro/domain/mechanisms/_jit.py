@@ -343,9 +343,9 @@ def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
     """``DuchiMultiDim.group_means`` (½-ties; Wang et al. Alg. 3): user i of the F·S users (rows of
     x, group i // S) discretises v_c = +1 iff u_v[i, c] < ½ + ½x[i, c], picks T+ iff u_pos[i] <
     p_pos, takes the random signs s_c from the bits of u_s[i] (bit c mod 53 of u_s[i, c // 53]·2⁵³,
-    ``multidim.signs_from_uniforms``), flips s when s·v
-    has the wrong sign (s·v < 0 for T+, > 0 for T−), and reports B·s; out[f] = the mean report of
-    group f, summed user by user as numpy's mean over the group axis does."""
+    ``multidim.signs_from_uniforms``), flips s when s·v has the wrong sign (s·v < 0 for T+, > 0 for
+    T−), and reports B·s; out[f] = the mean report of group f, summed user by user as numpy's mean
+    over the group axis does."""
     n, d = x.shape
     w = u_s.shape[1]
     ok = True
