@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ldprepro.domain.mechanisms._jit import _dct_one, _round, _sample_one
+from ldprepro.domain.mechanisms._jit import _dct_one, _round, _sample_one, duchi_signs
 
 jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -241,19 +241,6 @@ def steps(
     return pos
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _signs(u, first, w, out):
-    """out[c] = ±1: bit c mod 53 of u[first + c // 53]·2⁵³ (``multidim.signs_from_uniforms``), each
-    uniform's bits unpacked in a loop of their own (reading them inside the coordinate loop made
-    the steps slower than drawing a uniform per sign)."""
-    d = out.size
-    for wi in range(w):
-        k = np.int64(u[first + wi] * 9007199254740992.0)
-        c0 = wi * 53
-        for b in range(min(53, d - c0)):
-            out[c0 + b] = ((k >> b) & 1) * 2 - 1
-
-
 @jit
 def duchi_steps(
     X, y, idx, S, t_first, n_steps, theta, eta_1, n_iter, inv_sqrt_t, model, lam, clip, u, p_pos, B,
@@ -282,7 +269,7 @@ def duchi_steps(
                 r = idx[f, base + s]
                 cs = coef[s]
                 user = f * S + s
-                _signs(u, pos + n * d + n + user * w, w, sign_s)
+                duchi_signs(u, pos + n * d + n + user * w, w, sign_s)
                 dot = 0
                 for c in range(d):
                     g = _clip(cs * X[r, c] + lam * th[c], clip)

@@ -338,6 +338,20 @@ def dct(x, u, bits, keep, inv_keep, inv_gap, d, m, out):
     return ok
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def duchi_signs(u, first, w, out):
+    """out[c] = ±1: bit c mod 53 of u[first + c // 53]·2⁵³ (``multidim.signs_from_uniforms``; 2⁵³ =
+    9007199254740992), each uniform's bits unpacked in a loop of their own (reading them inside the
+    coordinate loop made the SGD steps slower than drawing a uniform per sign). The random signs of
+    Duchi's mechanism, for its group means and for the compiled SGD steps."""
+    d = out.size
+    for wi in range(w):
+        k = np.int64(u[first + wi] * 9007199254740992.0)
+        c0 = wi * 53
+        for b in range(min(53, d - c0)):
+            out[c0 + b] = ((k >> b) & 1) * 2 - 1
+
+
 @jit
 def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
     """``DuchiMultiDim.group_means`` (½-ties; Wang et al. Alg. 3): user i of the F·S users (rows of
@@ -352,11 +366,7 @@ def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
     s = np.empty(d, dtype=np.int64)
     out[:] = 0.0
     for i in range(n):
-        for wi in range(w):  # the user's signs: the bits of its sign uniforms
-            k = np.int64(u_s[i, wi] * 9007199254740992.0)
-            c0 = wi * 53
-            for bit in range(min(53, d - c0)):
-                s[c0 + bit] = ((k >> bit) & 1) * 2 - 1
+        duchi_signs(u_s[i], 0, w, s)
         dot = 0
         for c in range(d):
             xc = x[i, c]
