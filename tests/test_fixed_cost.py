@@ -89,3 +89,10 @@ def test_the_check_sees_a_forbidden_import(tmp_path):
     probe = tmp_path / "probe_job.py"
     probe.write_text("import csv\nif True:\n    import wave\nready()\nimport sqlite3\n", encoding="utf-8")
     assert _hits(loaded_modules(probe), ("csv", "wave", "sqlite3")) == ["csv", "wave"]
+
+
+def test_download_jobs_load_no_table_libraries():
+    """A download job (one per raw file: 11 at paper scale) only copies and verifies bytes: it loads
+    neither the readers nor pandas, numpy or pyarrow (``ldprepro.data.obtain``, not ``.build``)."""
+    modules = loaded_modules(SCRIPTS / "data_fetch.py")
+    assert _hits(modules, EVERY_JOB + NOT_IN_COMPUTE + ("pandas", "numpy", "pyarrow", "ldprepro.data.readers")) == []

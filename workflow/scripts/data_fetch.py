@@ -6,7 +6,7 @@ start(snakemake)  # noqa: F821
 
 import os  # noqa: E402
 
-from ldprepro.data.build import exit_if_unavailable, fetch  # noqa: E402
+from ldprepro.data.obtain import exit_if_unavailable, fetch  # noqa: E402
 
 ready()
 

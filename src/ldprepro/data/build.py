@@ -1,6 +1,7 @@
 """Build one processed dataset: files -> reader -> typed table -> parquet + data card.
 
-Entry points used by the Snakemake scripts (workflow/scripts/data_*.py):
+Entry points used by the Snakemake scripts (workflow/scripts/data_*.py; the download jobs import
+the light :mod:`ldprepro.data.obtain`, re-exported here):
 :func:`needed_files` (which raw files a config entry needs), :func:`fetch`, :func:`build_from_files`,
 :func:`build_synthetic`, :func:`build_ipums`. Unavailable data is recorded with
 ``ldprepro.pipeline.status.record_unavailable`` before DataUnavailable propagates.
@@ -8,51 +9,20 @@ Entry points used by the Snakemake scripts (workflow/scripts/data_*.py):
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
-from typing import Iterator
 
-from ldprepro.pipeline.errors import DataUnavailable
-from ldprepro.pipeline.status import record_unavailable
 from ldprepro.data import ipums_api, synthetic
-from ldprepro.data.fetch import Fetched, fetch_file, verify_raw
+from ldprepro.data.fetch import verify_raw
 from ldprepro.data.readers import READERS
 from ldprepro.data.readers import ipums as ipums_reader
 from ldprepro.data.entries import RAW_ROOT, needed_files  # noqa: F401 (re-exported)
+from ldprepro.data.obtain import exit_if_unavailable, fetch, file_spec, unavailable_recorded  # noqa: F401 (re-exported)
 from ldprepro.data.table import data_card, finalise, write_outputs
 
 FILE_KINDS = set(READERS)
 # RAW_ROOT and needed_files live in the light module .entries (the workflow reads them at parse
 # time without importing pandas); re-exported here for the scripts and tests that use them.
-
-
-def file_spec(entry: dict, name: str) -> dict:
-    for f in needed_files(entry):
-        if f["name"] == name:
-            return f
-    raise KeyError(name)
-
-
-@contextlib.contextmanager
-def unavailable_recorded(dataset: str, target: str | None = None, root: str | Path = ".",
-                         log=None) -> Iterator[None]:
-    """Record a DataUnavailable under logs/unavailable/ (and in the job log) before letting it
-    propagate."""
-    try:
-        yield
-    except DataUnavailable as exc:
-        record_unavailable(dataset, exc.reason, target, root=root)
-        if log:
-            log(f"NOT AVAILABLE: {exc}")
-        raise
-
-
-def fetch(dataset: str, entry: dict, name: str, dest: str | Path, mirror: str = "",
-          log=print) -> Fetched:
-    with unavailable_recorded(dataset, str(dest), log=log):
-        return fetch_file(dataset, file_spec(entry, name), dest, mirror, log=log,
-                          obtain=entry.get("obtain", ""))
 
 
 def _provenance(spec: dict, path: Path) -> dict:
@@ -96,16 +66,6 @@ def build_ipums(dataset: str, entry: dict, parquet, card_path, extract_dir: str 
     card = data_card(dataset, entry, table, [prov])
     write_outputs(table, card, parquet, card_path)
     return card
-
-
-def exit_if_unavailable(main) -> None:
-    """Run a Snakemake script's ``main()``; a DataUnavailable ends it with exit status 1 and no
-    traceback. Its one "NOT AVAILABLE: <reason>" line is already in the job log and on stderr,
-    and the reason under logs/unavailable/ (:func:`unavailable_recorded`)."""
-    try:
-        main()
-    except DataUnavailable:
-        raise SystemExit(1) from None
 
 
 def log_to(path: str | Path | None):
