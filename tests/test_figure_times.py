@@ -355,6 +355,26 @@ def test_targets_report_each_target_with_its_floor():
     assert "**Targets**" in text and "1 of 2 met" in text and "(not met)" in text and "(met)" in text
 
 
+def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_reference():
+    """timing/sgd_pass.json's memory-against-cache ratios and BLAS reference enter the IPUMS target's
+    arithmetic: the non-private reference scaled to the BLAS rate, the rest of the run as measured."""
+    tg = _load_benchmark_module("targets")
+    sgd_pass = {
+        "rows": [
+            {"G": 2, "census_ns_per_row": 44.0, "cache_ns_per_row": 40.0, "ratio": 1.1},
+            {"G": 94, "census_ns_per_row": 40.0, "cache_ns_per_row": 40.0, "ratio": 1.0},
+        ],
+        "fused_saving_at_most": 4.0 / 44.0,
+        "blas_unclipped_ns_per_row": 10.0,
+    }
+    # free 4,000 s of a 7,200 s floor: at the BLAS rate (10/40) the reference takes 1,000 s, the run 4,200 s
+    note = tg.sgd_pass_note(sgd_pass, free=4000.0, floor=7200.0, cpus=2)
+    assert "1.00–1.10× as much per row" in note and "save at most 9 %" in note
+    assert "10.0 ns per row against the compiled steps' 40.0" in note
+    assert "1.2 CPU-hours, 0.6 h on 2 cores" in note
+    assert tg.sgd_pass_note(None, 1.0, 2.0, 2) == ""
+
+
 def test_an_incomplete_ipums_run_never_meets_or_decides_the_every_figure_target():
     tg = _load_benchmark_module("targets")
     figures = {"cpus": 2, "totals": {"jobs": 1, "cpu_s": 600.0, "max_rss_mb": 1.0}, "figures": []}
