@@ -370,7 +370,9 @@ def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_
     # free 4,000 s of a 7,200 s floor: at the BLAS rate (10/40) the reference takes 1,000 s, the run 4,200 s
     note = tg.sgd_pass_note(sgd_pass, free=4000.0, floor=7200.0, cpus=2)
     assert "1.00–1.10× as much per row" in note and "save at most 9 %" in note
-    assert "10.0 ns per row against the compiled steps' 40.0" in note
+    assert "10.0 ns per row against the compiled steps' 40.0:" in note  # no numpy clipped rate recorded
+    clipped = tg.sgd_pass_note({**sgd_pass, "numpy_clipped_ns_per_row": 90.0}, free=4000.0, floor=7200.0, cpus=2)
+    assert "compiled steps' 40.0 (numpy's, with the clipping: 90.0)" in clipped
     assert "1.2 CPU-hours, 0.6 h on 2 cores" in note
     assert tg.sgd_pass_note(None, 1.0, 2.0, 2) == ""
 

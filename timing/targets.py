@@ -152,13 +152,16 @@ def sgd_pass_note(sgd_pass: dict | None, free: float, floor: float, cpus: int) -
     ours = min(r["cache_ns_per_row"] for r in rows)
     blas = sgd_pass["blas_unclipped_ns_per_row"]
     at_blas = floor - free + free * blas / ours
+    numpy_clipped = sgd_pass.get("numpy_clipped_ns_per_row")
+    clipped = f" (numpy's, with the clipping: {numpy_clipped:.1f})" if numpy_clipped else ""
     return (
         f". The pass each setting makes over a fit's rows costs {lo:.2f}–{hi:.2f}× as much per row from a "
         f"census-size block as from a cache-resident one (timing/sgd_pass.md), so one pass for all of a fit's "
         f"settings would save at most {100 * sgd_pass['fused_saving_at_most']:.0f} % of it; the same gradient "
-        f"without clipping, by BLAS, costs {blas:.1f} ns per row against the compiled steps' {ours:.1f}: with the "
-        f"non-private reference at that rate too, the run would still take {at_blas / 3600:.1f} CPU-hours, "
-        f"{at_blas / cpus / 3600:.1f} h on {cpus} cores, its other parts at their measured cost"
+        f"without its per-user clipping, by BLAS, costs {blas:.1f} ns per row against the compiled steps' "
+        f"{ours:.1f}{clipped}: with the non-private reference at that unclipped rate, the run would still take "
+        f"{at_blas / 3600:.1f} CPU-hours, {at_blas / cpus / 3600:.1f} h on {cpus} cores, its other parts at their "
+        "measured cost"
     )
 
 
