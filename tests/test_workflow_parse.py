@@ -494,3 +494,56 @@ def test_the_printed_refresh_advice_works_exactly_as_printed(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     new = json.loads((tmp_path / "results/availability.json").read_text())["datasets"]
     assert sorted(new) == sorted(old) and all(rec["decided_at"] > 1.0 for rec in new.values())  # decided again
+
+
+def test_the_import_scan_finds_every_import_ast_walk_finds():
+    """The code fingerprint reads a module's imports from its statements only (``parse._statements``):
+    an import nested in any block (function, class, if/else, for, while, with, try/except/else/finally,
+    match) is found, exactly the imports ``ast.walk`` finds."""
+    import ast
+    import textwrap
+
+    from ldprepro.pipeline import parse
+
+    source = textwrap.dedent(
+        """
+        import a0
+        def f():
+            import a1
+            class C:
+                from a2 import x
+        if x:
+            import a3
+        else:
+            import a4
+        for i in y:
+            import a5
+        else:
+            import a6
+        while z:
+            import a7
+        with w:
+            import a8
+        try:
+            import a9
+        except E:
+            import a10
+        else:
+            import a11
+        finally:
+            import a12
+        match v:
+            case 1:
+                import a13
+        lambda: (yield)
+        async def g():
+            async with w:
+                import a14
+            async for i in y:
+                import a15
+        """
+    )
+    tree = ast.parse(source)
+    walked = [ast.dump(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    scanned = [ast.dump(n) for n in parse._statements(tree.body) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert len(walked) == 16 and sorted(scanned) == sorted(walked)
