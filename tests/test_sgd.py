@@ -443,6 +443,21 @@ def test_every_mechanism_and_eps_sees_the_same_folds_in_the_same_order(monkeypat
     assert not np.array_equal(sf.cv_splits(700, 3, 2, 2, common)[0][2], splits[0][2])
 
 
+def test_each_fits_visiting_order_is_its_training_rows_by_the_keyed_permutation():
+    """A fit visits its fold's training rows (sorted) in the order of ``Generator.permutation``
+    drawn from its own key (cv_rep, fold, purpose "order"): cv_splits shuffles the rows themselves,
+    which makes the same swaps, so this is the order every SGD result so far was computed with."""
+    from ldprepro.experiments import sgd_figures as sf
+    from ldprepro.pipeline.seeding import rng_for
+
+    common = {"paper": "ldpfl", "figure": "fig8", "dataset": "toy"}
+    for n, folds_k in [(1001, 3), (10, 10), (45_222, 5)]:
+        for cv_rep, fold, order, test in sf.cv_splits(n, folds_k, 2, 7, common):
+            train = np.setdiff1d(np.arange(n), test)
+            rng = rng_for(7, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"})
+            assert order.dtype == np.int32 and np.array_equal(order, train[rng.permutation(train.size)])
+
+
 @pytest.mark.parametrize("n, k, seed", [(700, 3, 1), (701, 5, 12345), (10, 10, 7), (11, 2, 2**31 - 2)])
 def test_shuffled_kfold_is_sklearns_kfold_row_for_row(n, k, seed):
     """The folds (hence every SGD figure's numbers) are scikit-learn's KFold(shuffle=True) exactly."""
