@@ -126,7 +126,7 @@ def markdown(res: dict) -> str:
         f"Compiled non-private steps (logistic, d = {res['d']}), CPU ns per training row, min of "
         f"{res['repeats']} runs, {res['measured_at']} on {res['machine']}. SYNTHETIC rows.",
         "",
-        f"| G | census-size block ({res['census_rows']:,} rows) | cache-resident block ({res['cache_rows']:,} rows) "
+        f"| G | {'census-size' if res['census_rows'] == CENSUS_ROWS else 'large'} block ({res['census_rows']:,} rows) | cache-resident block ({res['cache_rows']:,} rows) "
         "| census / cache |",
         "|---|---|---|---|",
     ]
@@ -163,11 +163,11 @@ def main(argv=None) -> None:
     ap.add_argument("--out-dir", type=Path, default=HERE)
     args = ap.parse_args(argv)
     res = measure(args.repeats, args.rows)
+    from ldprepro.pipeline.io import atomic_write_text
+
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in (("sgd_pass.json", json.dumps(res, indent=1)), ("sgd_pass.md", markdown(res))):
-        tmp = args.out_dir / f"{name}.tmp"
-        tmp.write_text(text)
-        tmp.replace(args.out_dir / name)
+    atomic_write_text(args.out_dir / "sgd_pass.json", json.dumps(res, indent=1))
+    atomic_write_text(args.out_dir / "sgd_pass.md", markdown(res))
     print(markdown(res))
 
 
