@@ -432,6 +432,6 @@ def test_the_suite_target_reads_pytests_summary_line(tmp_path):
     rec = st.main(["--log", str(log), "--out", str(tmp_path / "suite.json")])
     assert (rec["passed"], rec["skipped"], rec["failed"], rec["pytest_seconds"]) == (2126, 3, 0, 543.21)
     tg = _load_benchmark_module("targets")
-    assert tg.suite_target(rec)["met"] and tg.suite_target(rec)["measured"].startswith("9.1 min (2,126 passed")
+    assert tg.suite_target(rec)["met"] and tg.suite_target(rec)["measured"].startswith("9.1 min, 543 s (2,126 passed")
     assert not tg.suite_target({**rec, "failed": 1})["met"]
     assert not tg.suite_target({**rec, "pytest_seconds": 601.0})["met"]

@@ -238,7 +238,7 @@ def suite_target(suite: dict) -> dict:
     counts = f"{suite['passed']:,} passed, {suite['failed']} failed, {suite['errors']} errors"
     return {
         "target": f"the test suite in ≤ 10 min on {suite['cores']} cores",
-        "measured": f"{seconds / 60:.1f} min ({counts}"
+        "measured": f"{seconds / 60:.1f} min, {seconds:.0f} s ({counts}"
         + (f"; load average {suite['load_before']:.2f} at the start" if suite.get("load_before") is not None else "")
         + f"; {suite['source']})",
         "met": seconds <= 600.0 and suite["failed"] == 0 and suite["errors"] == 0,
