@@ -60,7 +60,7 @@ def paired_ns_per_row(blocks: list[tuple], G: int, repeats: int) -> list[float]:
     return [b / visit.size * 1e9 for b, (_, _, visit) in zip(best, blocks)]
 
 
-def blas_ns_per_row(
+def numpy_ns_per_row(
     X: np.ndarray, y: np.ndarray, G: int, repeats: int, passes: int = 20, clipped: bool = False
 ) -> float:
     """The references: the same logistic gradient by numpy per group of G rows of a cache-resident X
@@ -99,8 +99,8 @@ def measure(repeats: int, census_rows: int = CENSUS_ROWS, d: int = D) -> dict:
     for G in GROUP_SIZES:
         census, cached = paired_ns_per_row([(X, y, visit), (small_X, small_y, visit % CACHE_ROWS)], G, repeats)
         rows.append({"G": G, "census_ns_per_row": census, "cache_ns_per_row": cached, "ratio": census / cached})
-    blas = blas_ns_per_row(small_X, small_y, max(GROUP_SIZES), repeats)
-    numpy_clipped = blas_ns_per_row(small_X, small_y, max(GROUP_SIZES), repeats, passes=10, clipped=True)
+    blas = numpy_ns_per_row(small_X, small_y, max(GROUP_SIZES), repeats)
+    numpy_clipped = numpy_ns_per_row(small_X, small_y, max(GROUP_SIZES), repeats, passes=10, clipped=True)
     return {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} (CPython {platform.python_version()}, numpy {np.__version__})",
