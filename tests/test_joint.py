@@ -232,6 +232,47 @@ def test_explicit_em_does_the_same_arithmetic_with_or_without_its_caches(monkeyp
     np.testing.assert_allclose(runs[0].theta, runs[1].theta, rtol=1e-9, atol=1e-13)
 
 
+def test_compiled_likelihoods_are_numpys_table_lookup_of_the_summed_bits():
+    """The explicit EM's kernels give exactly numpy's ``table[ones]`` with ``ones`` the uint8 sum of
+    each candidate's k bit rows: on a user range inside the block and on a strided view of cached
+    counts (the chunked path), so the BLAS products see the same matrix either way."""
+    from ldprepro.domain.joint import _likelihood_jit as kernels
+
+    rng = rng_for(SEED, "kernels")
+    sizes = [5, 2, 7]
+    n = 1003
+    blocks = [rng.integers(0, 2, (n, s), dtype=np.uint8) for s in sizes]
+    cand = np.stack([rng.integers(0, s, 40) for s in sizes], axis=1)
+    table = rng.random(len(sizes) + 1) * 3
+    bits = np.ascontiguousarray(np.concatenate([b.T for b in blocks]))
+    rows = np.ascontiguousarray(cand + np.array([0, 5, 7]))
+    a, b = 101, 877
+    ones = blocks[0].T[cand[:, 0], a:b].copy()
+    for j in (1, 2):
+        ones += blocks[j].T[cand[:, j], a:b]
+    got_ones = np.empty_like(ones)
+    kernels.ones_counts(bits, rows, a, b, got_ones)
+    assert np.array_equal(got_ones, ones) and ones.max() == 3
+    got = np.empty(ones.shape)
+    kernels.likelihoods(bits, rows, table, a, b, got)
+    assert np.array_equal(got, table[ones])
+    all_ones = np.empty((40, n), np.uint8)
+    kernels.ones_counts(bits, rows, 0, n, all_ones)
+    view = all_ones[:, a:b]  # not contiguous
+    got_view = np.empty(view.shape)
+    kernels.lookup(table, view, got_view)
+    assert np.array_equal(got_view, table[ones])
+
+
+def test_explicit_em_refuses_a_candidate_outside_its_attributes_domain():
+    sizes = [3, 2]
+    rng = rng_for(SEED, "bad-candidate")
+    rr = RRLDP(sizes, 0.5)
+    blocks = rr.blocks(rr.perturb(random_records(sizes, 50, rng), rng), [0, 1])
+    with pytest.raises(ValueError, match=r"candidate 1 has value 2 for attribute 1, outside its domain 0\.\.1"):
+        em_candidates(blocks, rr.q_star, rr.p_star, np.array([[0, 1], [2, 2]]), np.ones(2))
+
+
 # ---------------------------------------------------------------------------------------- §6.7
 def test_privacy_report_labels_and_values():
     text = privacy_report(0.1, 0.5, 0.75, 16)

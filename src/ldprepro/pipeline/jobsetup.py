@@ -2,6 +2,8 @@
 
 - pins BLAS/OpenMP threads to the rule's ``threads`` (environment variables set before numpy is
   imported; this module imports nothing heavy, so the script must import it first);
+- keeps the memory the job frees for its next arrays (:func:`keep_freed_memory`), so a job that
+  allocates large temporaries over and over does not pay the kernel to map and zero them each time;
 - sends the ``logging`` records and Python warnings of the job to ``snakemake.log[0]`` (and a
   traceback there if the job fails), so every rule's log says what the job did;
 - :func:`progress` writes progress lines to the log, and to the console at most once a minute, so
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import atexit
+import ctypes
 import faulthandler
 import importlib
 import logging
@@ -70,9 +73,43 @@ def pin_threads(threads: int) -> None:
         os.environ[var] = str(max(1, int(threads)))
 
 
+#: glibc ``mallopt`` parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
+#: free memory at the top of the heap kept for reuse before glibc returns it to the system
+KEEP_FREED_BYTES = 2**31 - 1
+
+
+def keep_freed_memory() -> bool:
+    """Serve every allocation from the C heap and keep what is freed there for the next one
+    (glibc: ``mallopt(M_MMAP_MAX, 0)`` and a 2 GiB ``M_TRIM_THRESHOLD``), and stop numpy asking
+    for transparent huge pages on its arrays (``NUMPY_MADVISE_HUGEPAGE=0``, read when numpy is
+    imported). Returns whether the C library took the setting (False off glibc: nothing changes).
+
+    Why: by default glibc maps each block over 32 MB afresh and unmaps it when freed, so a job
+    that builds a large temporary per call (LREMH's likelihood matrix, an SGD fit's gathered rows)
+    has the kernel fault in and zero every page of it every time; on this project's 2-core machine
+    that system time was 98 of the LREMH Adult job's 224 CPU-seconds (timing/README.md). The job's
+    peak memory is unchanged, its results are the same bytes, and what it frees is kept rather
+    than returned to the system until it exits. ``LDPREPRO_MALLOC=system`` keeps the defaults."""
+    if os.environ.get("LDPREPRO_MALLOC", "").lower() == "system":
+        return False
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # too late for the variable: tell numpy directly
+        core = getattr(numpy, "_core", None) or numpy.core
+        core.multiarray._set_madvise_hugepage(os.environ["NUMPY_MADVISE_HUGEPAGE"] != "0")
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl, macOS): leave the allocator alone
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, KEEP_FREED_BYTES))
+
+
 def start(smk) -> logging.Logger:
-    """Set up a job: threads, log file, warnings. ``smk`` is the script's ``snakemake`` object."""
+    """Set up a job: threads, memory reuse, log file, warnings. ``smk`` is the script's ``snakemake`` object."""
     pin_threads(getattr(smk, "threads", 1) or 1)
+    keep_freed_memory()
     name = smk.rule + (
         "" if not dict(smk.wildcards.items()) else "[" + ", ".join(f"{k}={v}" for k, v in smk.wildcards.items()) + "]"
     )
@@ -219,42 +256,48 @@ def progress(message: str, *args) -> None:
 RESOURCES = "resources:"
 RESOURCES_LINE = re.compile(
     r"resources: cpu_s=([0-9.]+) wall_s=([0-9.]+) max_rss_mb=([0-9.]+)(?: setup_cpu_s=(\S+) rule=(\S+))?"
+    r"(?: sys_cpu_s=([0-9.]+))?"
 )
 
 
 def logged_resources(text: str) -> dict | None:
     """The last ``resources:`` line of a job log's text as ``{cpu_s, wall_s, max_rss_mb,
-    setup_cpu_s, rule}`` (``setup_cpu_s`` NaN and ``rule`` '?' in a log from before they existed),
-    or None if the log has none (the job has not finished, or failed before its exit)."""
+    setup_cpu_s, rule, sys_cpu_s}`` (``setup_cpu_s`` and ``sys_cpu_s`` NaN and ``rule`` '?' in a
+    log from before they existed), or None if the log has none (the job has not finished, or
+    failed before its exit). ``sys_cpu_s`` is the part of ``cpu_s`` the kernel spent for the job."""
     found = RESOURCES_LINE.findall(text)
     if not found:
         return None
-    cpu, wall, rss, setup, rule = found[-1]
+    cpu, wall, rss, setup, rule, system = found[-1]
     return {
         "cpu_s": float(cpu),
         "wall_s": float(wall),
         "max_rss_mb": float(rss),
         "setup_cpu_s": float(setup) if setup else float("nan"),
         "rule": rule or "?",
+        "sys_cpu_s": float(system) if system else float("nan"),
     }
 
 
 def log_resources() -> None:
-    """Log the process's CPU seconds (user + system, itself and its waited-for children), wall
-    seconds since ``start`` and peak RSS, from ``getrusage`` at exit (registered by ``start``)."""
+    """Log the process's CPU seconds (user + system, itself and its waited-for children; the
+    system part again as ``sys_cpu_s``), wall seconds since ``start`` and peak RSS, from
+    ``getrusage`` at exit (registered by ``start``)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    system = own.ru_stime + kids.ru_stime
+    cpu = own.ru_utime + kids.ru_utime + system
     rss_mb = max(own.ru_maxrss, kids.ru_maxrss) / 1024.0  # KiB on Linux
     wall = time.monotonic() - _state["t0"]
     setup = _state["setup_cpu"]
     log.info(
-        "%s cpu_s=%.3f wall_s=%.3f max_rss_mb=%.1f setup_cpu_s=%s rule=%s",
+        "%s cpu_s=%.3f wall_s=%.3f max_rss_mb=%.1f setup_cpu_s=%s rule=%s sys_cpu_s=%.3f",
         RESOURCES,
         cpu,
         wall,
         rss_mb,
         "nan" if setup is None else f"{setup:.3f}",
         _state["rule"],
+        system,
     )
 
 

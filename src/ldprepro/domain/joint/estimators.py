@@ -269,20 +269,34 @@ def em_candidates(
     lam1, lam0 = lambda_values(q_star, p_star)
     # Π_j λ_j(ω_j) depends only on how many of the candidate's k bits were reported as 1
     table = lam0 ** (k - np.arange(k + 1)) * lam1 ** np.arange(k + 1)
-    # users along the last axis: gathering a candidate's bit is a contiguous row copy
-    bits_t = [np.ascontiguousarray(np.asarray(b, dtype=np.uint8).T) for b in blocks]
+    bad = (cand_values < 0) | (cand_values >= np.asarray(sizes))
+    if bad.any():
+        c, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"candidate {int(c)} has value {int(cand_values[c, j])} for attribute {int(j)}, "
+            f"outside its domain 0..{sizes[j] - 1}: pass candidates of the blocks' attributes"
+        )
+    from ldprepro.domain.joint import _likelihood_jit as kernels
+
+    # the k attributes' bit rows stacked, users along the last axis (a candidate's bit is a row)
+    bits = np.ascontiguousarray(np.concatenate([np.asarray(b, dtype=np.uint8).T for b in blocks]))
+    rows = np.ascontiguousarray(cand_values + np.concatenate([[0], np.cumsum(sizes)[:-1]]))
 
     def ones_of(a: int, b: int) -> np.ndarray:
         """(m, b − a) counts of the candidates' bits users a..b reported as 1."""
-        ones = bits_t[0][cand_values[:, 0], a:b]
-        for j in range(1, k):
-            ones += bits_t[j][cand_values[:, j], a:b]
+        ones = np.empty((m, b - a), np.uint8)
+        kernels.ones_counts(bits, rows, a, b, ones)
         return ones
 
     def likelihood(a: int, b: int) -> np.ndarray:
-        """(m, b − a) likelihoods of the candidates for users a..b (the same values whether the
-        counts were cached or not, so the iterations do the same arithmetic either way)."""
-        return table[ones_all[:, a:b] if ones_all is not None else ones_of(a, b)]
+        """(m, b − a) likelihoods table[counts] of the candidates for users a..b (the same values
+        whether the counts were cached or not, so the iterations do the same arithmetic either way)."""
+        out = np.empty((m, b - a))
+        if ones_all is not None:
+            kernels.lookup(table, ones_all[:, a:b], out)
+        else:
+            kernels.likelihoods(bits, rows, table, a, b, out)
+        return out
 
     ones_all = None
     cached = likelihood(0, n) if n * m <= _CACHE_ELEMENTS else None

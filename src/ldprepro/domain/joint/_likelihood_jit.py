@@ -1,0 +1,66 @@
+"""Compiled pieces of the explicit-candidate EM (:func:`ldprepro.domain.joint.estimators.em_candidates`;
+docs/papers/lremh.md §4.1): numba, imported only when that EM first runs.
+
+The likelihood of candidate ω for user i is, up to a candidate-independent factor,
+Π_j λ^i_j(ω_j) = table[c], where c is how many of ω's k bits user i reported as 1 (§4.1). The
+kernels compute exactly the values numpy's ``table[ones]`` gives, without numpy's temporaries: the
+counts in uint8 as ``ones += bits`` adds them, then one table lookup per (candidate, user) written
+straight into the float64 output (numpy first widens the uint8 counts to an index array eight times
+their size, then gathers). The EM's BLAS products then run on the same matrix, so its iterates are
+bit for bit those of the numpy code (``tests/test_joint.py``).
+
+``bits``: the k attributes' reported bit rows stacked, (Σ_j |Ω_j|, N) uint8, users along the last
+axis; ``rows``: (m, k) the row of ``bits`` holding candidate ω's bit of attribute j (ω_j plus the
+attribute's offset).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+
+@jit
+def ones_counts(bits, rows, a, b, out):
+    """out[c, i − a] = Σ_j bits[rows[c, j], i] for users a ≤ i < b, in uint8 (k ≤ 255)."""
+    m, k = rows.shape
+    for c in range(m):
+        o = out[c]
+        r = bits[rows[c, 0]]
+        for i in range(a, b):
+            o[i - a] = r[i]
+        for j in range(1, k):
+            r = bits[rows[c, j]]
+            for i in range(a, b):
+                o[i - a] += r[i]
+
+
+@jit
+def likelihoods(bits, rows, table, a, b, out):
+    """out[c, i − a] = table[Σ_j bits[rows[c, j], i]] for users a ≤ i < b (float64)."""
+    m, k = rows.shape
+    count = np.empty(b - a, np.uint8)
+    for c in range(m):
+        r = bits[rows[c, 0]]
+        for i in range(a, b):
+            count[i - a] = r[i]
+        for j in range(1, k):
+            r = bits[rows[c, j]]
+            for i in range(a, b):
+                count[i - a] += r[i]
+        o = out[c]
+        for i in range(b - a):
+            o[i] = table[count[i]]
+
+
+@jit
+def lookup(table, ones, out):
+    """out[c, i] = table[ones[c, i]]: the likelihoods from cached counts."""
+    m, n = ones.shape
+    for c in range(m):
+        o = out[c]
+        s = ones[c]
+        for i in range(n):
+            o[i] = table[s[i]]
