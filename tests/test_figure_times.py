@@ -403,7 +403,9 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     (logs / "report").mkdir()
     line = "2026-01-01 INFO ldprepro: resources: cpu_s={} wall_s={} max_rss_mb={} setup_cpu_s={} rule={}\n"
     (logs / "dct" / "fig2" / "synth__pm.log").write_text("started\n" + line.format(10.0, 6.0, 300.0, 0.8, "figure_job"))
-    (logs / "dct" / "fig2" / "figure.log").write_text(line.format(3.0, 4.0, 250.0, 1.5, "figure_dct_fig2"))
+    (logs / "dct" / "fig2" / "figure.log").write_text(
+        line.format(3.0, 4.0, 250.0, 1.5, "figure_dct_fig2").replace("\n", " sys_cpu_s=0.250\n")
+    )
     (logs / "report" / "old.log").write_text("resources: cpu_s=2.0 wall_s=2.0 max_rss_mb=100.0\n")  # before ready()
     (logs / "report" / "none.log").write_text("no resources line\n")
     jobs = ca.read_job_logs(logs)
@@ -423,6 +425,8 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert by_family["figure_job"]["work_cpu_s"] == 9.2
     text = "\n".join(ca.markdown(acc, 2e-9, 1e-9))
     assert "**47.1% of the run's CPU**" in text and "| figure_job | 1 | 10.0 s | 0.8 s | 9.2 s |" in text
+    assert t["sys_cpu_s"] == 0.25 and t["jobs_with_sys"] == 1
+    assert "0.2 s was the kernel's (system time" in text and "1 of 3 job logs report it" in text
 
 
 def test_the_suite_target_reads_pytests_summary_line(tmp_path):

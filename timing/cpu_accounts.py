@@ -35,14 +35,15 @@ from ldprepro.pipeline.jobsetup import logged_resources
 
 def read_job_logs(logs: Path) -> pd.DataFrame:
     """One row per job log under ``logs`` with a ``resources:`` line: its path (relative, no
-    suffix), rule, CPU, fixed-cost CPU (NaN for a log written before ``ready()`` existed), wall and
-    peak RSS. The last line counts (a rerun job's log is rewritten)."""
+    suffix), rule, CPU, fixed-cost CPU (NaN for a log written before ``ready()`` existed), wall,
+    peak RSS and the kernel's part of the CPU (``sys_cpu_s``, NaN in a log from before it was
+    logged). The last line counts (a rerun job's log is rewritten)."""
     rows = []
     for path in sorted(logs.rglob("*.log")):
         line = logged_resources(path.read_text(encoding="utf-8", errors="replace"))
         if line is not None:
             rows.append({"log": path.relative_to(logs).with_suffix("").as_posix(), **line})
-    return pd.DataFrame(rows, columns=["log", "rule", "cpu_s", "setup_cpu_s", "wall_s", "max_rss_mb"])
+    return pd.DataFrame(rows, columns=["log", "rule", "cpu_s", "setup_cpu_s", "wall_s", "max_rss_mb", "sys_cpu_s"])
 
 
 def seconds_per_multiply_add(repeats: int = 7, n: int = 2_000_000, d: int = 32) -> float:
@@ -108,6 +109,7 @@ def accounts(jobs: pd.DataFrame, run: dict | None) -> dict:
             work_cpu_s=("work_cpu_s", "sum"),
             longest_wall_s=("wall_s", "max"),
             max_rss_mb=("max_rss_mb", "max"),
+            sys_cpu_s=("sys_cpu_s", "sum"),
         )
         .join(
             modelled.groupby("family").agg(
@@ -124,6 +126,8 @@ def accounts(jobs: pd.DataFrame, run: dict | None) -> dict:
         "work_cpu_s": float(jobs["work_cpu_s"].sum()),
         "floor_s": float(modelled["floor_s"].sum()),
         "floor_jobs_cpu_s": float(modelled["cpu_s"].sum()),
+        "sys_cpu_s": float(jobs["sys_cpu_s"].sum()),
+        "jobs_with_sys": int(jobs["sys_cpu_s"].notna().sum()),
     }
     if run is not None:
         outside = run["children_cpu_s"] - totals["jobs_cpu_s"]
@@ -168,6 +172,12 @@ def markdown(acc: dict, sec_per_draw: float, sec_per_madd: float) -> list[str]:
         lines += [
             f"The {t['jobs']} jobs' own processes took {_s(t['jobs_cpu_s'])} ({_s(t['setup_cpu_s'])} fixed cost); "
             "run the workflow through timing/run_workflow.py to account for Snakemake's own process.",
+            "",
+        ]
+    if t.get("jobs_with_sys"):
+        lines += [
+            f"Of the jobs' CPU, {_s(t['sys_cpu_s'])} was the kernel's (system time: mapping and zeroing memory, "
+            f"reading and writing files; {t['jobs_with_sys']} of {t['jobs']} job logs report it).",
             "",
         ]
     if t.get("jobs_without_setup"):

@@ -87,10 +87,11 @@ def keep_freed_memory() -> bool:
 
     Why: by default glibc maps each block over 32 MB afresh and unmaps it when freed, so a job
     that builds a large temporary per call (LREMH's likelihood matrix, an SGD fit's gathered rows)
-    has the kernel fault in and zero every page of it every time; on this project's 2-core machine
-    that system time was 98 of the LREMH Adult job's 224 CPU-seconds (timing/README.md). The job's
-    peak memory is unchanged, its results are the same bytes, and what it frees is kept rather
-    than returned to the system until it exits. ``LDPREPRO_MALLOC=system`` keeps the defaults."""
+    has the kernel fault in and zero every page of it every time: on LREMH's explicit EM that system
+    time was most of the job's CPU (measured by timing/allocator.py, timing/allocator.md). The
+    job's peak memory is unchanged, its results are the same bytes, and what it frees is kept
+    rather than returned to the system until it exits. ``LDPREPRO_MALLOC=system`` keeps the
+    defaults."""
     if os.environ.get("LDPREPRO_MALLOC", "").lower() == "system":
         return False
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
