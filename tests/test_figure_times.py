@@ -429,6 +429,26 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert "0.2 s was the kernel's (system time" in text and "1 of 3 job logs report it" in text
 
 
+def test_the_lremh_floor_sums_the_cost_rows_of_each_experiments_job_tables(tmp_path):
+    """LREMH's floor is the EM/LASSO arithmetic its jobs recorded (cost_ops rows, in the time figures'
+    per-method tables under results/lremh/<figure>/), keyed by the job's log name."""
+    import pandas as pd
+
+    ca = _load_benchmark_module("cpu_accounts")
+    rows = {
+        "fig2/adult__em": [("cost_ops", 3.0), ("time_s", 9.0), ("cost_ops", 4.0)],
+        "fig2/adult__lremh": [("cost_ops", 1.0)],
+        "fig4/adult__em": [("avd", 0.5)],
+        "fig1/adult_lopub__em": [("cost_ops", 10.0)],
+        "fig1/claims": [("cost_ops", 99.0)],  # a claims table, not a job's
+    }
+    for name, table in rows.items():
+        path = tmp_path / "lremh" / f"{name}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(table, columns=["metric", "value"]).to_parquet(path)
+    assert ca.lremh_cost_ops(tmp_path) == {"lremh/adult": 8.0, "lremh/adult_lopub": 10.0}
+
+
 def test_the_suite_target_reads_pytests_summary_line(tmp_path):
     st = _load_benchmark_module("suite_time")
     log = tmp_path / "ci.log"

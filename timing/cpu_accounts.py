@@ -62,16 +62,17 @@ def seconds_per_multiply_add(repeats: int = 7, n: int = 2_000_000, d: int = 32) 
 
 def lremh_cost_ops(results: Path) -> dict[str, float]:
     """{job log name ('lremh/<experiment>'): Σ cost_ops over every run it recorded}, from the LREMH
-    jobs' result tables under ``results/lremh`` (the EM/LASSO arithmetic their runs did)."""
+    jobs' result tables ``results/lremh/<figure>/<experiment>__<method>.parquet`` (the EM/LASSO
+    arithmetic their runs did; the cost rows are in the time figure's tables)."""
     out: dict[str, float] = {}
-    for path in sorted((results / "lremh").glob("*.parquet")):
+    for path in sorted((results / "lremh").glob("*/*__*.parquet")):
         try:
             table = pd.read_parquet(path, columns=["metric", "value"])
         except (OSError, ValueError, KeyError):
             continue
         ops = float(table.loc[table["metric"] == "cost_ops", "value"].sum())
         if ops > 0:
-            experiment = path.stem.split("__")[0].split("_")[0]
+            experiment = path.stem.split("__")[0]
             out[f"lremh/{experiment}"] = out.get(f"lremh/{experiment}", 0.0) + ops
     return out
 
