@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -413,7 +414,7 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     jobs["family"] = jobs["rule"].map(ca.rule_family)
     assert set(jobs["family"]) == {"figure_job", "figure (render + claims)", "?"}
     model = {"dct/fig2/synth__pm": {"fits": 0, "flops": 0.0, "random_numbers": 1e9}}
-    jobs["floor_s"] = ca.job_floors(jobs, model.get, 2e-9, 1e-9, {})
+    jobs["floor_s"] = ca.job_floors(jobs, model.get, 2e-9, 1e-9, {}, 1e-10)
     run = {"snakemake_cpu_s": 4.0, "children_cpu_s": 20.0, "wall_s": 12.0, "cores": 2, "command": "snakemake"}
     acc = ca.accounts(jobs, run)
     t = acc["totals"]
@@ -429,24 +430,41 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert "0.2 s was the kernel's (system time" in text and "1 of 3 job logs report it" in text
 
 
-def test_the_lremh_floor_sums_the_cost_rows_of_each_experiments_job_tables(tmp_path):
-    """LREMH's floor is the EM/LASSO arithmetic its jobs recorded (cost_ops rows, in the time figures'
-    per-method tables under results/lremh/<figure>/), keyed by the job's log name."""
+def test_the_lremh_floor_counts_two_multiply_adds_per_user_and_candidate_per_em_iteration(tmp_path):
+    """LREMH's floor is its EM iterations' arithmetic, 2·N·m per iteration on m candidates, from the
+    iterations and candidates its jobs recorded in the AVD figures' per-method tables under
+    results/lremh/<figure>/, keyed by the job's log name; the LASSO (0 iterations) adds nothing."""
     import pandas as pd
 
     ca = _load_benchmark_module("cpu_accounts")
-    rows = {
-        "fig2/adult__em": [("cost_ops", 3.0), ("time_s", 9.0), ("cost_ops", 4.0)],
-        "fig2/adult__lremh": [("cost_ops", 1.0)],
-        "fig4/adult__em": [("avd", 0.5)],
-        "fig1/adult_lopub__em": [("cost_ops", 10.0)],
-        "fig1/claims": [("cost_ops", 99.0)],  # a claims table, not a job's
+
+    def table(*estimates):  # (rep, n_users, candidates, iterations)
+        rows = []
+        for rep, n, m, t in estimates:
+            key = {"rep": rep, "eps": 1.0, "f": 0.3, "k": 2, "n_users": n, "mechanism": "x"}
+            rows += [{**key, "metric": "candidates", "value": m}, {**key, "metric": "iterations", "value": t}]
+            rows.append({**key, "metric": "avd", "value": 0.1})
+        return pd.DataFrame(rows)
+
+    tables = {
+        "fig4/adult__em": table((0, 100, 16, 1), (1, 100, 16, 3)),
+        "fig4/adult__lasso": table((0, 100, 16, 0)),
+        "fig2/adult__em": pd.DataFrame({"metric": ["cost_ops"], "value": [5.0], "n_users": [100]}),
+        "fig3/nltcs_x__lremh": table((0, 50, 4, 10)),
+        "fig3/claims": table((0, 10**6, 10**6, 10**6)),  # a claims table, not a job's
     }
-    for name, table in rows.items():
+    for name, frame in tables.items():
         path = tmp_path / "lremh" / f"{name}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(table, columns=["metric", "value"]).to_parquet(path)
-    assert ca.lremh_cost_ops(tmp_path) == {"lremh/adult": 8.0, "lremh/adult_lopub": 10.0}
+        frame.to_parquet(path)
+    assert ca.lremh_em_multiply_adds(tmp_path) == {
+        "lremh/adult": 2 * 100 * 16 * 4.0,
+        "lremh/nltcs_x": 2 * 50 * 4 * 10.0,
+    }
+    priced = ca.job_floors(
+        pd.DataFrame({"log": ["lremh/adult", "other"]}), lambda log: None, 1.0, 1.0, {"lremh/adult": 1e9}, 2e-10
+    )
+    assert priced.iloc[0] == 0.2 and math.isnan(priced.iloc[1])  # at the matrix-product rate, not the others
 
 
 def test_the_suite_target_reads_pytests_summary_line(tmp_path):

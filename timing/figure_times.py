@@ -39,9 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module beside this one)
     accounts,
     job_floors,
-    lremh_cost_ops,
+    lremh_em_multiply_adds,
     read_job_logs,
     rule_family,
+    seconds_per_matmul_multiply_add,
     seconds_per_multiply_add,
 )
 from cpu_accounts import markdown as cpu_accounts_markdown  # noqa: E402
@@ -327,7 +328,12 @@ def _accounts_markdown(result: dict, sec_per_draw: float) -> str:
     if not acc:
         return ""
     acc = {"rules": acc["rules"], "totals": acc["totals"]}
-    return "\n" + "\n".join(cpu_accounts_markdown(acc, sec_per_draw, result["accounts"]["ns_per_multiply_add"] / 1e9))
+    mm = result["accounts"].get("ns_per_matmul_multiply_add")
+    return "\n" + "\n".join(
+        cpu_accounts_markdown(
+            acc, sec_per_draw, result["accounts"]["ns_per_multiply_add"] / 1e9, None if mm is None else mm / 1e9
+        )
+    )
 
 
 def _clean(v):
@@ -380,11 +386,17 @@ def main(argv=None) -> dict:
     account = None
     if not job_logs.empty:
         models = floor_models(config, args.cards)
-        sec_madd = seconds_per_multiply_add()
+        sec_madd, sec_mm = seconds_per_multiply_add(), seconds_per_matmul_multiply_add()
         job_logs["family"] = job_logs["rule"].map(rule_family)
-        job_logs["floor_s"] = job_floors(job_logs, models.get, sec, sec_madd, lremh_cost_ops(args.results))
+        job_logs["floor_s"] = job_floors(
+            job_logs, models.get, sec, sec_madd, lremh_em_multiply_adds(args.results), sec_mm
+        )
         run = json.loads(args.run.read_text()) if args.run else None
-        account = {**accounts(job_logs, run), "ns_per_multiply_add": sec_madd * 1e9}
+        account = {
+            **accounts(job_logs, run),
+            "ns_per_multiply_add": sec_madd * 1e9,
+            "ns_per_matmul_multiply_add": sec_mm * 1e9,
+        }
     result = {
         "accounts": account,
         "logs": str(args.logs),

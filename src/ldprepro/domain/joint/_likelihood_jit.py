@@ -22,34 +22,32 @@ import numpy as np
 jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _count_ones(bits, rows, c, a, b, count):
+    """count[i − a] = Σ_j bits[rows[c, j], i] for users a ≤ i < b, added in uint8 as numpy's
+    ``ones += bits[...]`` adds them."""
+    r = bits[rows[c, 0]]
+    for i in range(a, b):
+        count[i - a] = r[i]
+    for j in range(1, rows.shape[1]):
+        r = bits[rows[c, j]]
+        for i in range(a, b):
+            count[i - a] += r[i]
+
+
 @jit
 def ones_counts(bits, rows, a, b, out):
     """out[c, i − a] = Σ_j bits[rows[c, j], i] for users a ≤ i < b, in uint8 (k ≤ 255)."""
-    m, k = rows.shape
-    for c in range(m):
-        o = out[c]
-        r = bits[rows[c, 0]]
-        for i in range(a, b):
-            o[i - a] = r[i]
-        for j in range(1, k):
-            r = bits[rows[c, j]]
-            for i in range(a, b):
-                o[i - a] += r[i]
+    for c in range(rows.shape[0]):
+        _count_ones(bits, rows, c, a, b, out[c])
 
 
 @jit
 def likelihoods(bits, rows, table, a, b, out):
     """out[c, i − a] = table[Σ_j bits[rows[c, j], i]] for users a ≤ i < b (float64)."""
-    m, k = rows.shape
     count = np.empty(b - a, np.uint8)
-    for c in range(m):
-        r = bits[rows[c, 0]]
-        for i in range(a, b):
-            count[i - a] = r[i]
-        for j in range(1, k):
-            r = bits[rows[c, j]]
-            for i in range(a, b):
-                count[i - a] += r[i]
+    for c in range(rows.shape[0]):
+        _count_ones(bits, rows, c, a, b, count)
         o = out[c]
         for i in range(b - a):
             o[i] = table[count[i]]
