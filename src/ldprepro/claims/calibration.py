@@ -29,10 +29,9 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
 
 from ldprepro.claims.names import label as _name
-from ldprepro.claims.stats import equivalence_point, paired_point, ratio_of_means_point
+from ldprepro.claims.stats import equivalence_point, paired_point, ratio_of_means_point, t_ppf
 from ldprepro.claims.verdicts import Claim, judge
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.basic import Laplace
@@ -323,7 +322,7 @@ def run_coverage(a: str, b: str, eps: float, s: Settings, users, ns=COVERAGE_N, 
                 ("tost", equivalence_point(x, y, "c", MARGIN, means=True)),
             ):
                 hits[name] += bool(pt.ci_low <= r <= pt.ci_high)
-        q = float(stats.t.ppf(0.975, n - 1))
+        q = float(t_ppf(0.975, n - 1))
         row = {"a": a, "b": b, "eps": float(eps), "true_ratio": r, "n": int(n), "replications": m}
         row["delta"] = delta_method_coverage(ea[:, :n], eb[:, :n], r, q)
         for name, h in hits.items():

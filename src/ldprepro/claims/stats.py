@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 ALPHA = 0.05
 POWER = 0.80
@@ -65,10 +65,47 @@ class Point:
 
 
 # --------------------------------------------------------------------------------------------
+# The t and normal laws, value for value scipy.stats's (tests/test_claims_laws.py), from
+# scipy.special: importing scipy.stats costs a figure job about 1 s of CPU, and only the location
+# test (Shapiro–Wilk, t, Wilcoxon) needs it, so it is imported there
+# --------------------------------------------------------------------------------------------
+def t_ppf(q, df):
+    """``scipy.stats.t.ppf(q, df)`` (its ``× scale + loc``, and −∞ at q = 0 for a valid df, where
+    stdtrit gives +∞)."""
+    at_zero = (np.asarray(q) == 0) & (np.asarray(df) > 0)
+    return np.where(at_zero, -np.inf, special.stdtrit(df, q) * 1.0 + 0.0)
+
+
+def t_cdf(x, df):
+    """``scipy.stats.t.cdf(x, df)``."""
+    return special.stdtr(df, x)
+
+
+def t_sf(x, df):
+    """``scipy.stats.t.sf(x, df)``."""
+    return special.stdtr(df, -np.asarray(x))
+
+
+def norm_ppf(q):
+    """``scipy.stats.norm.ppf(q)``."""
+    return special.ndtri(q) * 1.0 + 0.0
+
+
+def norm_cdf(x):
+    """``scipy.stats.norm.cdf(x)``."""
+    return special.ndtr(x)
+
+
+def norm_sf(x):
+    """``scipy.stats.norm.sf(x)``."""
+    return special.ndtr(-np.asarray(x))
+
+
+# --------------------------------------------------------------------------------------------
 # Points
 # --------------------------------------------------------------------------------------------
 def _z(q: float) -> float:
-    return float(stats.norm.ppf(q))
+    return float(norm_ppf(q))
 
 
 def _mde_test_scale(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -102,12 +139,14 @@ def _hodges_lehmann(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
 def _location_test(d: np.ndarray, alpha: float = ALPHA) -> tuple[str, float, float, float, float]:
     """(test name, estimate, ci_low, ci_high, two-sided p) for H0: location of ``d`` is 0."""
     n = d.size
+    from scipy import stats
+
     mean, sd = float(d.mean()), float(d.std(ddof=1))
     if sd == 0.0:  # every difference equal: exact
         return "paired t", mean, mean, mean, (1.0 if mean == 0.0 else 0.0)
     normal = n < 3 or n > 5000 or stats.shapiro(d).pvalue >= 0.05
     if normal or n > _HL_MAX_N:
-        half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
+        half = float(t_ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
         p = float(stats.ttest_1samp(d, 0.0).pvalue)
         name = "paired t" if normal else "paired t (CLT, n > 2000)"
         return name, mean, mean - half, mean + half, p
@@ -180,8 +219,8 @@ def _t_p(mean: float, se: float, df: int, side: str) -> float:
         return 0.0 if {"two": mean != 0, "greater": mean > 0, "less": mean < 0}[side] else 1.0
     t = mean / se
     if side == "two":
-        return float(2 * stats.t.sf(abs(t), df))
-    return float(stats.t.sf(t, df) if side == "greater" else stats.t.cdf(t, df))
+        return float(2 * t_sf(abs(t), df))
+    return float(t_sf(t, df) if side == "greater" else t_cdf(t, df))
 
 
 def _fieller(a: np.ndarray, b: np.ndarray, q: float) -> tuple[float, float]:
@@ -221,7 +260,7 @@ def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha:
     sd = float((a / a.mean() - b / b.mean()).std(ddof=1))
     p = _t_p(*_ratio_t(a, b, 1.0), n - 1, "two")
     # sd = 0: a proportional to b in every repetition, the ratio is known exactly
-    lo, hi = (math.exp(est),) * 2 if sd == 0 else _fieller(a, b, float(stats.t.ppf(1 - alpha / 2, n - 1)))
+    lo, hi = (math.exp(est),) * 2 if sd == 0 else _fieller(a, b, float(t_ppf(1 - alpha / 2, n - 1)))
     favours = est < 0 if claim_a_lower else est > 0
     test = "ratio of means, paired t with Fieller interval"
     mde = math.exp(_mde_test_scale(sd, n, alpha))
@@ -252,9 +291,9 @@ def equivalence_point(
         inside = abs(mean) < m
         p_eq, p_out = (0.0, 1.0) if inside else (1.0, 0.0)
     else:
-        p_eq = float(max(stats.t.sf((mean + m) / se, n - 1), stats.t.cdf((mean - m) / se, n - 1)))
-        p_out = float(stats.t.sf((abs(mean) - m) / se, n - 1))  # H0: |effect| ≤ m
-    half = float(stats.t.ppf(1 - alpha, n - 1)) * se
+        p_eq = float(max(t_sf((mean + m) / se, n - 1), t_cdf((mean - m) / se, n - 1)))
+        p_out = float(t_sf((abs(mean) - m) / se, n - 1))  # H0: |effect| ≤ m
+    half = float(t_ppf(1 - alpha, n - 1)) * se
     lo, hi = mean - half, mean + half
     conv = math.exp if log else (lambda v: v)
     on = "log-ratios" if log else "differences"
@@ -294,7 +333,7 @@ def _equivalence_of_means(a: np.ndarray, b: np.ndarray, label: str, margin: floa
     p_eq = max(_t_p(*_ratio_t(a, b, margin), n - 1, "less"), _t_p(*_ratio_t(a, b, 1 / margin), n - 1, "greater"))
     # H0 "within the margin", against the side the estimate lies on
     p_out = _t_p(*_ratio_t(a, b, margin ** (1 if est >= 0 else -1)), n - 1, "greater" if est >= 0 else "less")
-    lo, hi = (math.exp(est),) * 2 if sd == 0 else _fieller(a, b, float(stats.t.ppf(1 - alpha, n - 1)))
+    lo, hi = (math.exp(est),) * 2 if sd == 0 else _fieller(a, b, float(t_ppf(1 - alpha, n - 1)))
     equivalent = p_eq < alpha
     return Point(
         label,
@@ -326,7 +365,7 @@ def proportion_equivalence_point(
     est = math.log(max(successes, 0.5) / n) - math.log(p_exact)
     se = math.sqrt((1 - p_exact) / (n * p_exact))
     m = math.log(margin)
-    p_eq = float(max(stats.norm.sf((est + m) / se), stats.norm.cdf((est - m) / se)))
+    p_eq = float(max(norm_sf((est + m) / se), norm_cdf((est - m) / se)))
     half = _z(1 - alpha) * se
     return Point(
         label,
@@ -381,8 +420,8 @@ def trend_point(
     df = r * k - r - 1
     s2 = float((resid**2).sum() / df)
     se = math.sqrt(s2 / sxx)
-    tq = float(stats.t.ppf(1 - alpha / 2, df))
-    p = float(2 * stats.t.sf(abs(slope) / se, df)) if se > 0 else (0.0 if slope != 0 else 1.0)
+    tq = float(t_ppf(1 - alpha / 2, df))
+    p = float(2 * t_sf(abs(slope) / se, df)) if se > 0 else (0.0 if slope != 0 else 1.0)
     mde = (tq + _z(POWER)) * se
     scale = ("log " if log else "") + "metric per unit " + ("log " if log_x else "") + "parameter"
     favours = slope < 0 if decreasing else slope > 0
@@ -477,10 +516,8 @@ def _point_power(n: int, sd: float, delta: float, margin: float, alpha: float) -
     se = sd / math.sqrt(n)
     if np.isfinite(margin):  # TOST: both one-sided tests reject
         z = _z(1 - alpha)
-        return max(
-            0.0, float(stats.norm.cdf((margin - delta) / se - z) + stats.norm.cdf((margin + delta) / se - z) - 1)
-        )
-    return float(stats.norm.cdf(abs(delta) / se - _z(1 - alpha / 2)))
+        return max(0.0, float(norm_cdf((margin - delta) / se - z) + norm_cdf((margin + delta) / se - z) - 1))
+    return float(norm_cdf(abs(delta) / se - _z(1 - alpha / 2)))
 
 
 def joint_reps_needed(
