@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ldprepro.claims.laws import t_ppf
 from ldprepro.claims.names import label as _name
-from ldprepro.claims.stats import equivalence_point, paired_point, ratio_of_means_point, t_ppf
+from ldprepro.claims.stats import equivalence_point, paired_point, ratio_of_means_point
 from ldprepro.claims.verdicts import Claim, judge
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.basic import Laplace

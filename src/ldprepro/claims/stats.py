@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
+
+from ldprepro.claims.laws import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
 
 ALPHA = 0.05
 POWER = 0.80
@@ -62,43 +63,6 @@ class Point:
     @property
     def significant(self) -> bool:
         return self.p_value is not None and np.isfinite(self.p_value) and self.p_value < ALPHA
-
-
-# --------------------------------------------------------------------------------------------
-# The t and normal laws, value for value scipy.stats's (tests/test_claims_laws.py), from
-# scipy.special: importing scipy.stats costs a figure job about 1 s of CPU, and only the location
-# test (Shapiro–Wilk, t, Wilcoxon) needs it, so it is imported there
-# --------------------------------------------------------------------------------------------
-def t_ppf(q, df):
-    """``scipy.stats.t.ppf(q, df)`` (its ``× scale + loc``, and −∞ at q = 0 for a valid df, where
-    stdtrit gives +∞)."""
-    at_zero = (np.asarray(q) == 0) & (np.asarray(df) > 0)
-    return np.where(at_zero, -np.inf, special.stdtrit(df, q) * 1.0 + 0.0)
-
-
-def t_cdf(x, df):
-    """``scipy.stats.t.cdf(x, df)``."""
-    return special.stdtr(df, x)
-
-
-def t_sf(x, df):
-    """``scipy.stats.t.sf(x, df)``."""
-    return special.stdtr(df, -np.asarray(x))
-
-
-def norm_ppf(q):
-    """``scipy.stats.norm.ppf(q)``."""
-    return special.ndtri(q) * 1.0 + 0.0
-
-
-def norm_cdf(x):
-    """``scipy.stats.norm.cdf(x)``."""
-    return special.ndtr(x)
-
-
-def norm_sf(x):
-    """``scipy.stats.norm.sf(x)``."""
-    return special.ndtr(-np.asarray(x))
 
 
 # --------------------------------------------------------------------------------------------
