@@ -211,7 +211,8 @@ def test_em_factorised_equals_explicit_with_a_start_and_mixed_sizes():
 
 def test_explicit_em_does_the_same_arithmetic_with_or_without_its_caches(monkeypatch):
     """em_candidates keeps the (candidate, user) likelihoods, or else their counts of reported
-    1-bits, or recomputes both per user chunk: the iterates are bit for bit the same."""
+    1-bits, or recomputes both per user chunk, with the compiled kernels or numpy: the iterates
+    are bit for bit the same."""
     import ldprepro.domain.joint.estimators as est
 
     sizes = [5, 2, 3, 2]
@@ -220,16 +221,24 @@ def test_explicit_em_does_the_same_arithmetic_with_or_without_its_caches(monkeyp
     rr = RRLDP(sizes, 0.3)
     blocks = rr.blocks(rr.perturb(codes, rng), range(4))
     cand = np.stack(np.unravel_index(np.arange(60), sizes), axis=1)
-    runs = []
-    for cache, ones_cache in [(1 << 27, 1 << 30), (0, 1 << 30), (0, 0)]:
-        monkeypatch.setattr(est, "_CACHE_ELEMENTS", cache)
-        monkeypatch.setattr(est, "_ONES_CACHE_ELEMENTS", ones_cache)
-        monkeypatch.setattr(est, "_CHUNK_ELEMENTS", 60 * 300)  # 300 users per chunk
-        runs.append(em_candidates(blocks, rr.q_star, rr.p_star, cand, np.ones(60), gap=1e-6))
-    # the chunked paths sum G per chunk in the same order: identical bits; the one-matrix path agrees
-    assert runs[1].iterations == runs[2].iterations and np.array_equal(runs[1].theta, runs[2].theta)
-    assert runs[1].info["loglik_trace"] == runs[2].info["loglik_trace"]
-    np.testing.assert_allclose(runs[0].theta, runs[1].theta, rtol=1e-9, atol=1e-13)
+    by_kernels = {}
+    for compiled_from in (0, 1 << 62):  # the compiled likelihood kernels, or numpy's lookup
+        runs = []
+        for cache, ones_cache in [(1 << 27, 1 << 30), (0, 1 << 30), (0, 0)]:
+            monkeypatch.setattr(est, "_CACHE_ELEMENTS", cache)
+            monkeypatch.setattr(est, "_ONES_CACHE_ELEMENTS", ones_cache)
+            monkeypatch.setattr(est, "_CHUNK_ELEMENTS", 60 * 300)  # 300 users per chunk
+            monkeypatch.setattr(est, "_COMPILED_MIN_ELEMENTS", compiled_from)
+            runs.append(em_candidates(blocks, rr.q_star, rr.p_star, cand, np.ones(60), gap=1e-6))
+        # the chunked paths sum G per chunk in the same order: identical bits; the one-matrix path agrees
+        assert runs[1].iterations == runs[2].iterations and np.array_equal(runs[1].theta, runs[2].theta)
+        assert runs[1].info["loglik_trace"] == runs[2].info["loglik_trace"]
+        np.testing.assert_allclose(runs[0].theta, runs[1].theta, rtol=1e-9, atol=1e-13)
+        by_kernels[compiled_from] = runs
+    # the kernels build the same matrices as numpy: every path gives the same bits either way
+    for compiled, numpy_run in zip(by_kernels[0], by_kernels[1 << 62]):
+        assert np.array_equal(compiled.theta, numpy_run.theta)
+        assert compiled.info["loglik_trace"] == numpy_run.info["loglik_trace"]
 
 
 def test_compiled_likelihoods_are_numpys_table_lookup_of_the_summed_bits():

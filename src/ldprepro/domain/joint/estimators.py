@@ -40,6 +40,9 @@ _CACHE_ELEMENTS = 1 << 27
 # above that, cache each (candidate, user)'s count of reported 1-bits instead (one byte each, 1 GB):
 # every iteration then only looks its likelihood up instead of gathering and adding k bit rows
 _ONES_CACHE_ELEMENTS = 1 << 30
+# from this many (candidate, user) cells on, em_candidates builds its likelihoods with the compiled
+# kernels (domain/joint/_likelihood_jit.py); below it a compiled call's fixed cost outweighs them
+_COMPILED_MIN_ELEMENTS = 1 << 22
 
 
 @dataclass
@@ -276,14 +279,22 @@ def em_candidates(
             f"candidate {int(c)} has value {int(cand_values[c, j])} for attribute {int(j)}, "
             f"outside its domain 0..{sizes[j] - 1}: pass candidates of the blocks' attributes"
         )
-    from ldprepro.domain.joint import _likelihood_jit as kernels
-
     # the k attributes' bit rows stacked, users along the last axis (a candidate's bit is a row)
     bits = np.ascontiguousarray(np.concatenate([np.asarray(b, dtype=np.uint8).T for b in blocks]))
     rows = np.ascontiguousarray(cand_values + np.concatenate([[0], np.cumsum(sizes)[:-1]]))
+    # large matrices: compiled kernels, the same values without numpy's temporaries (an index array
+    # the matrix's size); small ones: numpy, whose temporaries are small and calls cheaper
+    compiled = n * m >= _COMPILED_MIN_ELEMENTS
+    if compiled:
+        from ldprepro.domain.joint import _likelihood_jit as kernels
 
     def ones_of(a: int, b: int) -> np.ndarray:
         """(m, b − a) counts of the candidates' bits users a..b reported as 1."""
+        if not compiled:
+            ones = bits[rows[:, 0], a:b]
+            for j in range(1, k):
+                ones += bits[rows[:, j], a:b]
+            return ones
         ones = np.empty((m, b - a), np.uint8)
         kernels.ones_counts(bits, rows, a, b, ones)
         return ones
@@ -291,6 +302,8 @@ def em_candidates(
     def likelihood(a: int, b: int) -> np.ndarray:
         """(m, b − a) likelihoods table[counts] of the candidates for users a..b (the same values
         whether the counts were cached or not, so the iterations do the same arithmetic either way)."""
+        if not compiled:
+            return table[ones_all[:, a:b] if ones_all is not None else ones_of(a, b)]
         out = np.empty((m, b - a))
         if ones_all is not None:
             kernels.lookup(table, ones_all[:, a:b], out)
