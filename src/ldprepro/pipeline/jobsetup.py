@@ -89,9 +89,11 @@ def keep_freed_memory() -> bool:
     that builds a large temporary per call (LREMH's likelihood matrix, an SGD fit's gathered rows)
     has the kernel fault in and zero every page of it every time: on LREMH's explicit EM that system
     time was most of the job's CPU (measured by timing/allocator.py, timing/allocator.md). The
-    job's peak memory is unchanged, its results are the same bytes, and what it frees is kept
-    rather than returned to the system until it exits. ``LDPREPRO_MALLOC=system`` keeps the
-    defaults."""
+    job's results are the same bytes. What it frees is kept rather than returned to the system
+    until it exits, so its resident memory does not shrink after a peak, and a freed block too
+    small for the next request stays beside it (a job's peak RSS can rise; the job logs' peaks
+    are what timing/resources_fit.py calibrates ``mem_mb`` on). ``LDPREPRO_MALLOC=system`` keeps
+    the defaults."""
     if os.environ.get("LDPREPRO_MALLOC", "").lower() == "system":
         return False
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
