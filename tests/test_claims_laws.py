@@ -1,4 +1,4 @@
-"""The claim engine's t and normal laws (``ldprepro.claims.laws``: from scipy.special, so that a figure
+"""The claim engine's t and normal laws (``ldprepro.pipeline.laws``: from scipy.special, so that a figure
 job need not import scipy.stats) are scipy.stats's, value for value, on every kind of argument the
 engine passes and at the edges (q = 0 and 1, infinite and NaN arguments, infinite degrees of freedom)."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldprepro.claims import laws
+from ldprepro.pipeline import laws
 
 RNG = np.random.default_rng(20261126)
 X = np.concatenate([RNG.normal(size=400) * 6, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, 40.0, -40.0]])

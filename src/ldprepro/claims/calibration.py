@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ldprepro.claims.laws import t_ppf
 from ldprepro.claims.names import label as _name
 from ldprepro.claims.stats import equivalence_point, paired_point, ratio_of_means_point
 from ldprepro.claims.verdicts import Claim, judge
@@ -38,6 +37,7 @@ from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.basic import Laplace
 from ldprepro.domain.sufficient import laplace_sum
 from ldprepro.domain.ties import same_output_law
+from ldprepro.pipeline.laws import t_ppf
 from ldprepro.pipeline.seeding import rng_for
 
 COVERAGE_N = (10, 20, 50, 100, 500)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ldprepro.claims.laws import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
+from ldprepro.pipeline.laws import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
 
 ALPHA = 0.05
 POWER = 0.80

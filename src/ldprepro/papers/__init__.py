@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from ldprepro.pipeline.parse import load_yaml
+
 PAPERS_DIR = Path(__file__).resolve().parent
 PAPER_KEYS = ("hiera", "bshp", "ldpfl", "dct", "lremh")
 
@@ -29,9 +31,7 @@ def paper_section(paper: str, figure: str) -> dict | None:
     if not path.is_file():
         return None
     try:
-        # libyaml's safe loader when PyYAML has it: the same objects, a tenth of the time
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        section = (yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}).get(figure)  # noqa: S506
+        section = (load_yaml(path.read_text(encoding="utf-8")) or {}).get(figure)
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({exc}); fix the file") from exc
     if isinstance(section, list):

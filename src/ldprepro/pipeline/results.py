@@ -43,11 +43,9 @@ def aggregate(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     grouped = df.groupby(group_cols, dropna=False, sort=True)["value"]
     out = grouped.agg(n="count", mean="mean", std="std").reset_index()
     out["std"] = out["std"].fillna(0.0)
-    from scipy import special  # lazy: the compute jobs write rows and never need it
+    from ldprepro.pipeline.laws import t_ppf  # lazy: the compute jobs write rows and never need it
 
-    # scipy.stats.t.ppf(q, df) value for value (its × scale + loc; q > 0 here), without importing
-    # scipy.stats (about 1 s of a figure job's CPU)
-    t = special.stdtrit(np.maximum(out["n"] - 1, 1), 0.5 + confidence / 2.0) * 1.0 + 0.0
+    t = t_ppf(0.5 + confidence / 2.0, np.maximum(out["n"] - 1, 1))
     half = np.where(out["n"] > 1, t * out["std"] / np.sqrt(out["n"]), 0.0)
     out["ci_low"] = out["mean"] - half
     out["ci_high"] = out["mean"] + half

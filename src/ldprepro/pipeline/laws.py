@@ -1,7 +1,8 @@
-"""The t and normal laws of the claim engine (``ldprepro.claims.stats``): value for value
-scipy.stats's ``t`` and ``norm`` (tests/test_claims_laws.py), from scipy.special. Importing
-scipy.stats costs a figure job about 1 s of CPU (python -X importtime); only the location test
-(Shapiro–Wilk, t, Wilcoxon in ``stats._location_test``) needs it, and imports it there.
+"""The t and normal laws of the claim engine (``ldprepro.claims.stats``) and of the summaries'
+confidence intervals (``ldprepro.pipeline.results.aggregate``): value for value scipy.stats's ``t``
+and ``norm`` (tests/test_claims_laws.py), from scipy.special. Importing scipy.stats costs a figure
+job about 1 s of CPU (python -X importtime); only the claim engine's location test (Shapiro–Wilk,
+t, Wilcoxon in ``claims.stats._location_test``) needs it, and imports it there.
 
 Each function reproduces what scipy.stats adds around the special function: the ``× scale + loc``
 of a quantile (scale 1, loc 0: −0 becomes +0), and −∞ for the t quantile at q = 0 with valid
