@@ -214,6 +214,48 @@ def test_ss_joint_sampler_has_the_negative_covariance_of_the_law():
     assert abs(prod.mean() - cov) <= 5 * prod.std(ddof=1) / math.sqrt(prod.size)
 
 
+@pytest.mark.parametrize("eps", [0.1, 1.0, 6.0])
+def test_hr_histogram_law_has_the_exact_cell_law(eps):
+    """sample_histograms: every draw holds the n reports; each cell's mean and variance are the exact
+    Σ_v c_v·π_v(y) and Σ_v c_v·π_v(y)(1 − π_v(y)) (π_v the pmf), to 5 standard errors; the drawn
+    blocks (several repetitions per block, a last partial block) join seamlessly."""
+    o = HR(6, eps)
+    c = np.array([40, 0, 7, 150, 1, 25])  # a value without users
+    reps = 3001
+    hist = o.sample_histograms(c, rng_for(SEED, {"test": "hr_hist", "eps": eps}), reps)
+    assert hist.shape == (reps, o.K) and (hist.sum(axis=1) == c.sum()).all() and (hist >= 0).all()
+    pi = o.pmf(np.arange(6))  # (k, K)
+    mean, var = c @ pi, c @ (pi * (1 - pi))
+    mean_ok(hist, mean, var)
+    var_ok(hist, var)
+
+
+def test_hr_chooses_the_cheaper_exact_sampler():
+    """The histogram law when V·K ≤ n (V the values with users), the n per-user reports otherwise;
+    a seed gives one draw either way, and the choice depends on the counts and K only."""
+    o = HR(6, 1.0)  # K = 8
+    assert o.histogram_law_cheaper(np.array([8, 8, 0, 0, 0, 0]))  # V·K = 2·8 ≤ n = 16
+    assert not o.histogram_law_cheaper(np.array([8, 7, 0, 0, 0, 0]))
+    calls = []
+
+    class Spy(HR):
+        def sample_histograms(self, *a):
+            calls.append("law")
+            return super().sample_histograms(*a)
+
+        def perturb(self, *a):
+            calls.append("user")
+            return super().perturb(*a)
+
+    spy = Spy(6, 1.0)
+    spy.sample_support_counts(np.array([8, 8, 0, 0, 0, 0]), rng_for(SEED, "cheap"), size=3)
+    spy.sample_support_counts(np.array([8, 7, 0, 0, 0, 0]), rng_for(SEED, "dear"), size=3)
+    assert calls == ["law", "user", "user", "user"]
+    for counts in ([400, 50, 0, 3, 0, 9], [1, 1, 1, 1, 1, 1]):
+        a = o.sample_support_counts(np.array(counts), rng_for(SEED, "same"), size=4)
+        np.testing.assert_array_equal(a, o.sample_support_counts(np.array(counts), rng_for(SEED, "same"), size=4))
+
+
 def test_hr_fast_transform_is_the_hadamard_matrix():
     h = HR(11, 1.0)
     y = np.arange(h.K)

@@ -17,9 +17,12 @@ the exact variance of :meth:`FrequencyOracle.count_variance`, (c_x p_t(1 − p_t
 (e^ε + 1)²/(4e^ε) ≥ 1 times OUE's.
 
 Support counts from the histogram h of the reports: support_x = Σ_{y ∈ C_x} h_y = (n + (H h)_{x+1})/2,
-one fast Walsh–Hadamard transform, O(n + K log K). The histogram is the sufficient statistic; its law
-is a sum of k multinomials over K/2 cells (O(kK) per draw), so :meth:`HR.sample_support_counts` draws
-the n reports instead (O(n) per draw, exact).
+one fast Walsh–Hadamard transform, O(n + K log K). The histogram is the sufficient statistic. Its law:
+of the c_v users of value v, Binomial(c_v, p_true) report in C_v, spread over its K/2 cells by a
+uniform multinomial, the others likewise over the complement; h is the sum over v. That costs
+O(V·K) per draw (V the values with users), the per-user draws O(n): :meth:`HR.sample_support_counts`
+draws the histogram from its law when V·K ≤ n and the n reports otherwise (both exact; which one
+depends only on the counts and K, so a seed gives the same draws on every machine).
 
 Exact privacy loss: ratio e^{±ε} or 1, ε (from the support-pair law, :attr:`HR.epsilon_exact`).
 """
@@ -41,6 +44,9 @@ from ldprepro.domain.frequency.base import (
 
 #: domain sizes above this would need an output alphabet beyond 2^31
 _K_MAX = (1 << 30) - 1
+
+#: cells (repetitions × 2V × K/2) of multinomial draws held at once by :meth:`HR.sample_histograms`
+_HIST_BLOCK = 1 << 20
 
 
 def _parity(x: np.ndarray) -> np.ndarray:
@@ -141,11 +147,44 @@ class HR(FrequencyOracle):
     aggregate = support_counts
 
     def sample_support_counts(self, true_counts: Any, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
-        """Support counts of n fresh reports (per-user draws, O(n + K log K) per draw; see the module
-        docstring). Shape (k,) or (size, k)."""
+        """Support counts of n fresh reports: the report histogram drawn from its law when that is
+        cheaper (V·K ≤ n), else the n reports drawn one per user (module docstring); both exact.
+        Shape (k,) or (size, k)."""
         c = _check_true_counts(true_counts, self.k)
-        values = np.repeat(np.arange(self.k), c)
-        if size is None:
-            return self.support_counts(self.perturb(values, rng))
-        hist = np.stack([np.bincount(self.perturb(values, rng), minlength=self.K) for _ in range(int(size))])
-        return self.support_from_histogram(hist)
+        draws = 1 if size is None else int(size)
+        if self.histogram_law_cheaper(c):
+            hist = self.sample_histograms(c, rng, draws)
+        else:
+            values = np.repeat(np.arange(self.k), c)
+            hist = np.stack([np.bincount(self.perturb(values, rng), minlength=self.K) for _ in range(draws)])
+        support = self.support_from_histogram(hist)
+        return support[0] if size is None else support
+
+    def histogram_law_cheaper(self, true_counts: Any) -> bool:
+        """Whether drawing the histogram (V·K cells, V the values with users) costs less than the n
+        per-user reports."""
+        c = np.asarray(true_counts)
+        return int(np.count_nonzero(c)) * self.K <= int(c.sum())
+
+    def sample_histograms(self, true_counts: Any, rng: np.random.Generator, size: int) -> np.ndarray:
+        """``size`` report histograms (size, K) from their exact law: for every value v with users,
+        Binomial(c_v, p_true) reports uniform on C_v and the rest uniform on its complement (a
+        multinomial over K/2 equal cells each), summed over v. Repetitions are drawn in blocks of
+        ``_HIST_BLOCK`` cells (a constant: the draws do not depend on the machine)."""
+        c = _check_true_counts(true_counts, self.k)
+        values = np.flatnonzero(c)
+        users = c[values]
+        inside = self.in_set(values[:, None], np.arange(self.K)[None, :])
+        half = self.K // 2
+        # each row's cells in C_v, then in its complement (exactly K/2 of each, rows in value order)
+        cells = np.concatenate([np.nonzero(inside)[1].reshape(-1, half), np.nonzero(~inside)[1].reshape(-1, half)])
+        uniform = np.full(half, 1.0 / half)
+        out = np.empty((int(size), self.K), dtype=np.int64)
+        block = max(1, _HIST_BLOCK // max(1, cells.size))
+        for a in range(0, int(size), block):
+            b = min(int(size), a + block)
+            kept = rng.binomial(users, self.p_true, size=(b - a, users.size))
+            spread = rng.multinomial(np.concatenate([kept, users - kept], axis=1), uniform)  # (b−a, 2V, K/2)
+            flat = (np.arange(b - a)[:, None] * self.K + cells.reshape(1, -1)).reshape(-1)
+            out[a:b] = np.bincount(flat, weights=spread.reshape(-1), minlength=(b - a) * self.K).reshape(b - a, self.K)
+        return out
