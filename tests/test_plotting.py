@@ -317,3 +317,33 @@ def test_theory_declared_approximate_is_not_labelled_exact(monkeypatch):
     fig = _draw(monkeypatch, s, _cfg(["a"], ratio_panel=False), {})
     title = fig._suptitle.get_text().replace("\n", " ")
     assert "exact theory" not in title and "MAE: normal approximation" in title
+
+
+def _figure(layout):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(6, 4), layout=layout, sharey=True)
+    for i, ax in enumerate(axes.flat):
+        ax.plot(np.logspace(-1, 1, 7), np.logspace(-2, 2, 7) ** (i / 3 + 0.2), label=f"mechanism {i}")
+        ax.set(xscale="log", yscale="log", title=f"panel {i}: a long title", xlabel="ε")
+    fig.legend(loc="outside right upper" if layout == "constrained" else "upper right")
+    fig.suptitle("suptitle")
+    return fig
+
+
+@pytest.mark.parametrize("layout", ["constrained", None])
+def test_save_figure_writes_the_png_savefig_tight_writes(tmp_path, layout):
+    """One layout pass for both files (``_fix_layout``) gives the very PNG bytes that savefig with
+    bbox_inches="tight" (two laid-out draws per file) gives; the SVG is cropped to the same box."""
+    import matplotlib.pyplot as plt
+
+    reference = tmp_path / "reference.png"
+    fig = _figure(layout)
+    fig.savefig(reference, format="png", dpi=plotting.SAVE_DPI, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    plotting.save_figure(_figure(layout), tmp_path / "ours.png", tmp_path / "ours.svg")
+    assert (tmp_path / "ours.png").read_bytes() == reference.read_bytes()
+    width_pt = float(re.search(r'<svg[^>]*width="([0-9.]+)pt"', (tmp_path / "ours.svg").read_text())[1])
+    from PIL import Image
+
+    assert width_pt / 72 == pytest.approx(Image.open(reference).size[0] / plotting.SAVE_DPI, abs=0.02)

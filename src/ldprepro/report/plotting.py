@@ -274,12 +274,17 @@ def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
     ax.set_ylim(0.97, min(cap, top * 1.08) if top > 1.0 else 1.1)
 
 
+#: resolution of the PNG files (the SVGs are vector)
+SAVE_DPI = 150
+
+
 def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None) -> None:
     """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure.
     ``claims`` (a claims table or its rows): a one-line verdict badge per claim under the figure
     (the test, effect and evidence live in the report caption and docs/figures/verdicts.md)."""
     if claims is not None and len(claims):
         add_verdicts(fig, claims)
+    bbox = _fix_layout(fig)
     for path, fmt in [(png, "png"), (svg, "svg")]:
         if path is None:
             continue
@@ -287,8 +292,27 @@ def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = Non
         metadata = {"Software": None} if fmt == "png" else {"Date": None}
         # fixed svg.hashsalt: clip-path and glyph ids no longer random, so identical runs give identical SVGs
         with atomic_path(path, suffix=f".{fmt}", digest=True) as tmp, plt.rc_context({"svg.hashsalt": "ldprepro"}):
-            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+            fig.savefig(tmp, format=fmt, dpi=SAVE_DPI, bbox_inches=bbox, metadata=metadata)
     plt.close(fig)
+
+
+def _fix_layout(fig):
+    """Lay ``fig`` out once and keep that layout for every file written; returns the bounding box
+    (inches) that ``bbox_inches="tight"`` would crop to. Saved with "tight" and a layout engine,
+    each file costs two draws, each running the engine (constrained layout measures every tick
+    label); this way every file is one plain draw, after one layout pass, made at the PNG's
+    resolution (where savefig made the PNG's)."""
+    screen_dpi = fig.dpi
+    fig.set_dpi(SAVE_DPI)
+    fig.draw_without_rendering()  # runs the layout engine, if any
+    if fig.get_layout_engine() is not None:
+        # no engine from here on, so the positions just computed stay and savefig does not pre-draw
+        # ("none" would leave a placeholder engine that savefig still pre-draws for)
+        with plt.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    fig.set_dpi(screen_dpi)
+    return bbox.padded(plt.rcParams["savefig.pad_inches"])
 
 
 def add_verdicts(fig, claims) -> None:
