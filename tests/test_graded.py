@@ -305,6 +305,25 @@ def test_lhp_sample_counts_matches_pmf():
     assert lhp_sample_counts(v, lv, rng).shape == (5, 2)
 
 
+@pytest.mark.parametrize("chunk", [1 << 16, 997])
+def test_streamed_counts_are_the_whole_array_counts(monkeypatch, chunk):
+    """Large data count each repetition's +1s chunk by chunk (``_plus_counts_streamed``): the same
+    uniforms in the same order as the whole-array comparison, so every count, and every draw after
+    them, is the same (chunks that end inside a level, and levels inside a chunk)."""
+    import ldprepro.domain.graded.lhp as lhp_module
+    from ldprepro.domain.graded import sort_by_level
+
+    lv = GradedLevels.from_base_eps(0.4)
+    v = synthetic("gauss", 3 * (1 << 16) + 5, np.random.default_rng(8))
+    prepared = sort_by_level(v, lv, by_value=False)
+    monkeypatch.setattr(lhp_module, "_STREAM_CHUNK", chunk)
+    streamed = [prepared.sample_counts(rng_for(SEED, "stream")), prepared.sample_counts(rng_for(SEED, "s3"), size=3)]
+    monkeypatch.setattr(lhp_module, "_STREAM_CHUNK", 1 << 40)  # the whole-array path
+    whole = [prepared.sample_counts(rng_for(SEED, "stream")), prepared.sample_counts(rng_for(SEED, "s3"), size=3)]
+    for a, b in zip(streamed, whole):
+        np.testing.assert_array_equal(a, b)
+
+
 # ------------------------------------------------------------------------------------------------
 # §9 item 2: intended mode unbiased; exact variance
 # ------------------------------------------------------------------------------------------------

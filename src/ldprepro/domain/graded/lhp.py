@@ -188,12 +188,16 @@ class LevelSortedData:
         block = max(1, (1 << 22) // max(m_entries, 1))
         for start in range(0, reps, block):
             m = min(block, reps - start)
-            if self.weights is None:
-                plus = rng.random((m, m_entries)) < self.prob_plus
+            if self.weights is None and m_entries >= _STREAM_CHUNK:
+                for r in range(start, start + m):
+                    cells[r, :, 1] = self._plus_counts_streamed(rng)
             else:
-                plus = rng.binomial(self.weights, self.prob_plus, size=(m, m_entries))
-            for lvl in range(k):
-                cells[start : start + m, lvl, 1] = plus[:, self.bounds[lvl] : self.bounds[lvl + 1]].sum(axis=1)
+                if self.weights is None:
+                    plus = rng.random((m, m_entries)) < self.prob_plus
+                else:
+                    plus = rng.binomial(self.weights, self.prob_plus, size=(m, m_entries))
+                for lvl in range(k):
+                    cells[start : start + m, lvl, 1] = plus[:, self.bounds[lvl] : self.bounds[lvl + 1]].sum(axis=1)
             cells[start : start + m, :, 0] = self.level_sizes - cells[start : start + m, :, 1]
         g = self.levels.level_channel
         p = self.levels.keep_probs
@@ -205,6 +209,28 @@ class LevelSortedData:
                 out[:, :, b] += kept
                 out[:, :, 1 - b] += tcounts - kept
         return out[0] if size is None else out
+
+    def _plus_counts_streamed(self, rng: np.random.Generator) -> np.ndarray:
+        """One repetition's +1 count per level, one uniform per user (u < (1 + v)/2), the users'
+        uniforms drawn ``_STREAM_CHUNK`` at a time into a buffer that stays in cache and counted
+        there: the same uniforms, in the same order, as ``rng.random(n) < prob_plus``, without its
+        n-sized arrays."""
+        n, k, bounds = self.prob_plus.size, self.levels.k, self.bounds
+        u = np.empty(min(n, _STREAM_CHUNK))
+        below = np.empty(u.size, dtype=bool)
+        plus = np.zeros(k, dtype=np.int64)
+        for a in range(0, n, _STREAM_CHUNK):
+            b = min(n, a + _STREAM_CHUNK)
+            np.less(rng.random(b - a, out=u[: b - a]), self.prob_plus[a:b], out=below[: b - a])
+            for lvl in range(k):
+                lo, hi = max(int(bounds[lvl]), a), min(int(bounds[lvl + 1]), b)
+                if lo < hi:
+                    plus[lvl] += np.count_nonzero(below[lo - a : hi - a])
+        return plus
+
+
+#: users per chunk of :meth:`LevelSortedData._plus_counts_streamed` (its buffers: 64 Ki doubles, in cache)
+_STREAM_CHUNK = 1 << 16
 
 
 def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) -> LevelSortedData:
