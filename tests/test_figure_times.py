@@ -467,6 +467,43 @@ def test_the_lremh_floor_counts_two_multiply_adds_per_user_and_candidate_per_em_
     assert priced.iloc[0] == 0.2 and math.isnan(priced.iloc[1])  # at the matrix-product rate, not the others
 
 
+def test_the_benchmark_jobs_floor_is_their_recorded_draws(tmp_path):
+    """benchmark_draws: a mean job needs one uniform per reported user per repetition, a frequency job
+    one random number per support count per repetition, from the sq_error rows it recorded (theory
+    rows and other tasks count nothing); job_floors prices them at the uniform rate."""
+    import pandas as pd
+
+    ca = _load_benchmark_module("cpu_accounts")
+
+    def rows(n_rows, users, k, theory=2):
+        key = {"eps": 1.0, "n_users": users, "n_attributes": k, "mechanism": "pm"}
+        return pd.DataFrame(
+            [{**key, "rep": r, "metric": "sq_error", "value": 0.1} for r in range(n_rows)]
+            + [{**key, "rep": 0, "metric": "sq_error_theory", "value": 0.1}] * theory
+        )
+
+    for name, frame in {
+        "mean/adult__age": rows(3, 5000, 1),
+        "frequency/adult__sex": rows(4, 48842, 2),
+        "sgd/adult": rows(5, 100, 9),
+    }.items():
+        path = tmp_path / "benchmark" / f"{name}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(path)
+    draws = ca.benchmark_draws(tmp_path)
+    assert draws == {"benchmark/mean/adult__age": 3 * 5000.0, "benchmark/frequency/adult__sex": 4 * 2.0}
+    priced = ca.job_floors(
+        pd.DataFrame({"log": ["benchmark/mean/adult__age", "benchmark/sgd/adult"]}),
+        lambda log: None,
+        2e-9,
+        1.0,
+        {},
+        1.0,
+        draws,
+    )
+    assert priced.iloc[0] == pytest.approx(3 * 5000 * 2e-9) and math.isnan(priced.iloc[1])
+
+
 def test_the_suite_target_reads_pytests_summary_line(tmp_path):
     st = _load_benchmark_module("suite_time")
     log = tmp_path / "ci.log"

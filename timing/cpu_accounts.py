@@ -17,7 +17,9 @@ Beside each rule's work is its **floor** where one is modelled: the random numbe
 jobs (one uniform per reported user per repetition; two per training user per fit for LDP-SGD), one
 pass over the training data per fit for LDP-SGD (4·n·d multiply-adds: X·θ and the gradient), and
 the EM iterations of LREMH (2·N·m multiply-adds per iteration on m candidates, from the iterations
-and candidates its jobs record), each priced at a rate measured in the same run
+and candidates its jobs record), and for the cross-paper benchmark's Monte-Carlo jobs, from the rows
+they record, one uniform per reported user per repetition (mean) or one random number per support
+count per repetition (frequency: the oracles draw their support counts from their exact law), each priced at a rate measured in the same run
 (``uniform_seconds_per_draw``, ``seconds_per_multiply_add``; LREMH's at a matrix product's rate,
 ``seconds_per_matmul_multiply_add``, the fastest way any of its estimators does that arithmetic).
 (The ``cost_ops`` of ldprepro.papers.lremh.cost count operations from the paper's algorithms, not
@@ -113,14 +115,42 @@ def lremh_em_multiply_adds(results: Path) -> dict[str, float]:
     return out
 
 
+def benchmark_draws(results: Path) -> dict[str, float]:
+    """{job log name ('benchmark/<task>/<panel>'): the random numbers its repetitions need at least},
+    from the rows the benchmark's Monte-Carlo jobs record (``results/benchmark/<task>/<panel>.parquet``,
+    one ``sq_error`` row per mechanism, ε and repetition): a mean repetition reports ``n_users``
+    users (one uniform each), a frequency repetition ``n_attributes`` = k support counts (one random
+    number each, drawn from their law)."""
+    per_row = {"mean": "n_users", "frequency": "n_attributes"}
+    out: dict[str, float] = {}
+    for task, column in per_row.items():
+        for path in sorted((results / "benchmark" / task).glob("*.parquet")):
+            try:
+                table = pd.read_parquet(path, columns=["metric", column])
+            except (OSError, ValueError, KeyError):
+                continue
+            draws = float(table.loc[table["metric"] == "sq_error", column].astype(float).sum())
+            if draws > 0:
+                out[f"benchmark/{task}/{path.stem}"] = draws
+    return out
+
+
 def job_floors(
-    jobs: pd.DataFrame, job_floor, sec_per_draw: float, sec_per_madd: float, lremh_madds: dict, sec_per_mm_madd: float
+    jobs: pd.DataFrame,
+    job_floor,
+    sec_per_draw: float,
+    sec_per_madd: float,
+    lremh_madds: dict,
+    sec_per_mm_madd: float,
+    bench_draws: dict | None = None,
 ) -> pd.Series:
     """Each job's floor CPU seconds (NaN where none is modelled). ``job_floor(log) -> {fits, flops,
     random_numbers} | None`` models the figure jobs (timing/figure_times.py ``job_floor``); the SGD
     jobs' floor is the larger of their random numbers and their passes over the data; an LREMH job's
     is its EM iterations' multiply-adds (``lremh_madds``, :func:`lremh_em_multiply_adds`) at the
-    matrix-product rate ``sec_per_mm_madd``."""
+    matrix-product rate ``sec_per_mm_madd``; a benchmark Monte-Carlo job's is its random numbers
+    (``bench_draws``, :func:`benchmark_draws`)."""
+    bench_draws = bench_draws or {}
     floors = []
     for log in jobs["log"]:
         model = job_floor(log)
@@ -130,6 +160,8 @@ def job_floors(
             floors.append(max(draws, data_pass))
         elif log in lremh_madds:
             floors.append(lremh_madds[log] * sec_per_mm_madd)
+        elif log in bench_draws:
+            floors.append(bench_draws[log] * sec_per_draw)
         else:
             floors.append(math.nan)
     return pd.Series(floors, index=jobs.index, dtype=float)

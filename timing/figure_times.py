@@ -38,6 +38,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module beside this one)
     accounts,
+    benchmark_draws,
     job_floors,
     lremh_em_multiply_adds,
     read_job_logs,
@@ -389,7 +390,13 @@ def main(argv=None) -> dict:
         sec_madd, sec_mm = seconds_per_multiply_add(), seconds_per_matmul_multiply_add()
         job_logs["family"] = job_logs["rule"].map(rule_family)
         job_logs["floor_s"] = job_floors(
-            job_logs, models.get, sec, sec_madd, lremh_em_multiply_adds(args.results), sec_mm
+            job_logs,
+            models.get,
+            sec,
+            sec_madd,
+            lremh_em_multiply_adds(args.results),
+            sec_mm,
+            benchmark_draws(args.results),
         )
         run = json.loads(args.run.read_text()) if args.run else None
         account = {
