@@ -307,7 +307,8 @@ def test_lhp_sample_counts_matches_pmf():
 
 @pytest.mark.parametrize("chunk", [1 << 16, 997])
 def test_streamed_counts_are_the_whole_array_counts(monkeypatch, chunk):
-    """Large data count each repetition's +1s chunk by chunk (``_plus_counts_streamed``): the same
+    """Large data count each repetition's +1s in a compiled loop drawing each uniform in place
+    (``_counts_jit``), or, with LDPREPRO_JIT=0, chunk by chunk (``_plus_counts_streamed``): the same
     uniforms in the same order as the whole-array comparison, so every count, and every draw after
     them, is the same (chunks that end inside a level, and levels inside a chunk)."""
     import ldprepro.domain.graded.lhp as lhp_module
@@ -316,12 +317,19 @@ def test_streamed_counts_are_the_whole_array_counts(monkeypatch, chunk):
     lv = GradedLevels.from_base_eps(0.4)
     v = synthetic("gauss", 3 * (1 << 16) + 5, np.random.default_rng(8))
     prepared = sort_by_level(v, lv, by_value=False)
+
+    def draws():
+        return [prepared.sample_counts(rng_for(SEED, "stream")), prepared.sample_counts(rng_for(SEED, "s3"), size=3)]
+
     monkeypatch.setattr(lhp_module, "_STREAM_CHUNK", chunk)
-    streamed = [prepared.sample_counts(rng_for(SEED, "stream")), prepared.sample_counts(rng_for(SEED, "s3"), size=3)]
+    compiled = draws()
+    monkeypatch.setenv("LDPREPRO_JIT", "0")
+    streamed = draws()
     monkeypatch.setattr(lhp_module, "_STREAM_CHUNK", 1 << 40)  # the whole-array path
-    whole = [prepared.sample_counts(rng_for(SEED, "stream")), prepared.sample_counts(rng_for(SEED, "s3"), size=3)]
-    for a, b in zip(streamed, whole):
-        np.testing.assert_array_equal(a, b)
+    whole = draws()
+    for a, b, c in zip(compiled, streamed, whole):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ claimed bound), the reports' sufficient statistics :func:`lhp_report_counts` and
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,7 +191,7 @@ class LevelSortedData:
             m = min(block, reps - start)
             if self.weights is None and m_entries >= _STREAM_CHUNK:
                 for r in range(start, start + m):
-                    cells[r, :, 1] = self._plus_counts_streamed(rng)
+                    cells[r, :, 1] = self._plus_counts_large(rng)
             else:
                 if self.weights is None:
                     plus = rng.random((m, m_entries)) < self.prob_plus
@@ -209,6 +210,18 @@ class LevelSortedData:
                 out[:, :, b] += kept
                 out[:, :, 1 - b] += tcounts - kept
         return out[0] if size is None else out
+
+    def _plus_counts_large(self, rng: np.random.Generator) -> np.ndarray:
+        """One repetition's +1 count per level on large data: the compiled loop
+        (``_counts_jit.plus_counts``), or with ``LDPREPRO_JIT=0`` its numpy reference
+        :meth:`_plus_counts_streamed`; the same counts from the same uniforms either way."""
+        if os.environ.get("LDPREPRO_JIT", "1") == "0":
+            return self._plus_counts_streamed(rng)
+        from ldprepro.domain.graded._counts_jit import plus_counts
+
+        out = np.empty(self.levels.k, dtype=np.int64)
+        plus_counts(rng, self.prob_plus, self.bounds.astype(np.int64), out)
+        return out
 
     def _plus_counts_streamed(self, rng: np.random.Generator) -> np.ndarray:
         """One repetition's +1 count per level, one uniform per user (u < (1 + v)/2), the users'
