@@ -35,7 +35,7 @@ from ldprepro.domain.mechanisms import get_mechanism, get_multidim
 from ldprepro.domain.mechanisms.basic import Laplace
 from ldprepro.domain.mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
 from ldprepro.domain.sufficient import laplace_sum
-from ldprepro.pipeline.seeding import rng_for
+from ldprepro.pipeline.seeding import rngs_for
 
 
 class PerturbAndAverage:
@@ -247,8 +247,8 @@ def mean_error_rows(
                     "theory_exact": False,  # the central limit theorem's approximation
                 }
             )
-        for rep in range(int(reps)):
-            rng = rng_for(seed, {**key, "eps": eps, "rep": rep})
+        # one keyed generator per repetition, built together (rngs_for: rng_for's, state for state)
+        for rep, rng in enumerate(rngs_for(seed, [{**key, "eps": eps, "rep": rep} for rep in range(int(reps))])):
             estimate = est.estimate(x, rng)
             err = np.atleast_1d(estimate - truth)
             rows.append({**common, "rep": rep, "metric": "abs_error", "value": float(np.abs(err).mean())})

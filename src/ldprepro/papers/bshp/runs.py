@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ldprepro.domain.histograms import BitSampling, SplitBaseline, integrated_partition, wshp_ratios
-from ldprepro.pipeline.seeding import rng_for
+from ldprepro.pipeline.seeding import rngs_for
 
 PAPER = "bshp"
 BASELINE = "split_baseline"
@@ -150,19 +150,9 @@ def run_job(
                     {**common, "query": m, "bin": NO_BIN, "rep": 0, "metric": "mse_theory", "value": v}
                     for m, v in zip(partition.folds, per_query)
                 ]
-            for rep in range(n_reps):
-                rng = rng_for(
-                    seed,
-                    {
-                        "paper": PAPER,
-                        "figure": figure,
-                        "dataset": dataset,
-                        "mechanism": method,
-                        "eps": eps,
-                        "r": r,
-                        "rep": rep,
-                    },
-                )
+            rep_key = {"paper": PAPER, "figure": figure, "dataset": dataset, "mechanism": method, "eps": eps, "r": r}
+            # one keyed generator per repetition, built together (rngs_for: rng_for's, state for state)
+            for rep, rng in enumerate(rngs_for(seed, [{**rep_key, "rep": rep} for rep in range(n_reps)])):
                 est, bits = run_once(col, intervals, counts, rng, simulation)
                 common["extra_rep"] = rep >= paper_reps
                 mse = [float(np.mean(((e - h) / scale) ** 2)) for e, h in zip(est, truth)]
