@@ -85,6 +85,17 @@ def _seed_words(seed: int) -> list[int]:
     return words
 
 
+def _assembled_entropy(seed: int, keys: list) -> np.ndarray:
+    """(len(keys), L) uint32: row i is the entropy ``SeedSequence(entropy=seed, spawn_key=key_words(keys[i]))``
+    assembles, the seed's words zero-padded to the pool size, then the key's eight words."""
+    words = _seed_words(seed)
+    entropy = np.zeros((len(keys), max(len(words), _POOL_SIZE) + 8), dtype=np.uint32)
+    entropy[:, : len(words)] = words
+    for row, key in enumerate(keys):
+        entropy[row, -8:] = _key_digest_words(key)
+    return entropy
+
+
 def rng_for(seed: int, key: Any = None) -> np.random.Generator:
     """A fresh ``Generator`` (PCG64) for base ``seed`` and job ``key``: the stream of
     ``Generator(PCG64(seed_sequence(seed, key)))``, built from the entropy array that sequence
@@ -92,10 +103,7 @@ def rng_for(seed: int, key: Any = None) -> np.random.Generator:
     seed = _checked_seed(seed)
     if key is None:
         return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy=seed)))
-    words = _seed_words(seed)
-    entropy = np.zeros(max(len(words), _POOL_SIZE) + 8, dtype=np.uint32)
-    entropy[: len(words)] = words
-    entropy[-8:] = _key_digest_words(key)
+    entropy = _assembled_entropy(seed, [key])[0]
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy=entropy)))
 
 
@@ -166,12 +174,8 @@ def rngs_for(seed: int, keys: list) -> list[np.random.Generator]:
     together (module docstring): the keys' hashes, then one pass of array arithmetic for all of
     their PCG64 states. A ``None`` key gets ``rng_for(seed)``."""
     seed = _checked_seed(seed)
-    words = _seed_words(seed)
     keyed = [i for i, key in enumerate(keys) if key is not None]
-    entropy = np.zeros((len(keyed), max(len(words), _POOL_SIZE) + 8), dtype=np.uint32)
-    entropy[:, : len(words)] = words
-    for row, i in enumerate(keyed):
-        entropy[row, -8:] = _key_digest_words(keys[i])
+    entropy = _assembled_entropy(seed, [keys[i] for i in keyed])
     states = _pcg64_states(entropy) if keyed else np.empty((0, 4), dtype=np.uint64)
     out: list = [None] * len(keys)
     for row, i in enumerate(keyed):

@@ -5,7 +5,6 @@ claimed bound), the reports' sufficient statistics :func:`lhp_report_counts` and
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +12,7 @@ import numpy as np
 
 from ldprepro.domain.frequency import grr_perturb
 from ldprepro.domain.graded.levels import GradedLevels, _check_level, _check_levels, _check_v
+from ldprepro.domain.mechanisms import kernels
 
 
 class LHP:
@@ -215,12 +215,12 @@ class LevelSortedData:
         """One repetition's +1 count per level on large data: the compiled loop
         (``_counts_jit.plus_counts``), or with ``LDPREPRO_JIT=0`` its numpy reference
         :meth:`_plus_counts_streamed`; the same counts from the same uniforms either way."""
-        if os.environ.get("LDPREPRO_JIT", "1") == "0":
+        if not kernels.enabled():
             return self._plus_counts_streamed(rng)
         from ldprepro.domain.graded._counts_jit import plus_counts
 
         out = np.empty(self.levels.k, dtype=np.int64)
-        plus_counts(rng, self.prob_plus, self.bounds.astype(np.int64), out)
+        plus_counts(rng, self.prob_plus, np.asarray(self.bounds, dtype=np.int64), out)
         return out
 
     def _plus_counts_streamed(self, rng: np.random.Generator) -> np.ndarray:
