@@ -514,3 +514,16 @@ def test_the_suite_target_reads_pytests_summary_line(tmp_path):
     assert tg.suite_target(rec)["met"] and tg.suite_target(rec)["measured"].startswith("9.1 min, 543 s (2,126 passed")
     assert not tg.suite_target({**rec, "failed": 1})["met"]
     assert not tg.suite_target({**rec, "pytest_seconds": 601.0})["met"]
+
+
+def test_timing_records_name_the_processor(tmp_path):
+    """Records of different sessions may come from different processors of one machine kind: the
+    timing scripts name it from /proc/cpuinfo's model name (else "unknown processor" or platform's)."""
+    machine = _load_benchmark_module("machine")
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14\nflags\t\t: fpu\n")
+    assert machine.cpu_model(info) == "AMD EPYC 9R14"
+    info.write_text("processor\t: 0\nmodel name\t:\n")
+    assert machine.cpu_model(info) == (machine.platform.processor() or "unknown processor")
+    assert machine.cpu_model(tmp_path / "absent") == (machine.platform.processor() or "unknown processor")
+    assert machine.cpu_model() in machine.describe(numpy="2.4.6") and "numpy 2.4.6" in machine.describe(numpy="2.4.6")

@@ -30,6 +30,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +42,9 @@ from ldprepro.domain.mechanisms import MECHANISMS, get_mechanism, get_multidim
 from ldprepro.domain.sgd import group_collector, group_size, ldp_sgd, ldp_sgd_fits, take_rows
 from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, make_collector
 from ldprepro.pipeline.seeding import rng_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_model  # noqa: E402  (beside this script)
 
 SIZES = {  # quick / full
     "n_mech": (200_000, 1_000_000),
@@ -615,7 +619,7 @@ def main(argv=None):
         "meta": {
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "quick": args.quick,
-            "machine": platform.machine(),
+            "machine": f"{platform.machine()}, {cpu_model()}",
             "python": f"{platform.python_implementation()} {platform.python_version()}",
             "numpy": np.__version__,
             "cpus": os.cpu_count(),

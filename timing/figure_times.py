@@ -26,7 +26,6 @@ import itertools
 import json
 import math
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -47,6 +46,7 @@ from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module be
     seconds_per_multiply_add,
 )
 from cpu_accounts import markdown as cpu_accounts_markdown  # noqa: E402
+from machine import describe  # noqa: E402
 
 from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
 
@@ -408,7 +408,7 @@ def main(argv=None) -> dict:
         "accounts": account,
         "logs": str(args.logs),
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} (CPython {platform.python_version()}, numpy {np.__version__})",
+        "machine": describe(numpy=np.__version__),
         "cpus": os.cpu_count(),
         "ns_per_uniform": sec * 1e9,
         "note": args.note,

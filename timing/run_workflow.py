@@ -16,11 +16,13 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import resource
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe  # noqa: E402  (beside this script)
 
 
 def _cpu(usage) -> float:
@@ -46,7 +48,7 @@ def run(snakemake_args: list[str]) -> tuple[int, dict]:
         "snakemake_cpu_s": _cpu(resource.getrusage(resource.RUSAGE_SELF)),
         "children_cpu_s": _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)),
         "cores": os.cpu_count(),
-        "machine": f"{platform.machine()} (CPython {platform.python_version()})",
+        "machine": describe(),
         "load_before": os.getloadavg()[0],
     }
     return code, record

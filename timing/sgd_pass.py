@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe  # noqa: E402  (beside this script)
 
 HERE = Path(__file__).resolve().parent
 CENSUS_ROWS, D = 2_895_705, 28
@@ -103,7 +106,7 @@ def measure(repeats: int, census_rows: int = CENSUS_ROWS, d: int = D) -> dict:
     numpy_clipped = numpy_ns_per_row(small_X, small_y, max(GROUP_SIZES), repeats, passes=10, clipped=True)
     return {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} (CPython {platform.python_version()}, numpy {np.__version__})",
+        "machine": describe(numpy=np.__version__),
         "census_rows": census_rows,
         "cache_rows": CACHE_ROWS,
         "d": d,
