@@ -336,6 +336,22 @@ def test_targets_report_each_target_with_its_floor():
     every = tg.every_figure_target({**figures, "ns_per_uniform": 2.5}, ipums)
     assert "measured on SYNTHETIC IPUMS-format data at the papers' sizes" in every["measured"]
     assert "(6.00e+10 at 2.50 ns) take 2 min CPU" in every["explanation"]  # 150 s
+    # one complete run (not merged from several) has a measured wall time, and it decides the target
+    small = {
+        **ipums,
+        "totals": {"ipums_panels_projected_cpu_s": 5000.0, "peak_rss_mb": 900.0},
+        "figures": [{**ipums["figures"][0], "wall_s": 2700.0}],
+    }
+    timed = {**figures, "accounts": {"totals": {"run_wall_s": 480.0}}}
+    every = tg.every_figure_target(timed, small)
+    assert (
+        "measured wall: 53 min (the offline run 8.0 min + the IPUMS-sized figures in one run 45.0 min"
+        in (every["measured"])
+    )
+    assert every["met"]  # (600 + 5000) / 2 s of CPU per core and 3,180 s of wall
+    assert not tg.every_figure_target(timed, {**small, "figures": [{**small["figures"][0], "wall_s": 3200.0}]})["met"]
+    merged = {**small, "meta": {**small["meta"], "combined_from": ["a.json", "b.json"]}}
+    assert "measured wall" not in tg.every_figure_target(timed, merged)["measured"]  # runs merged: no one wall
     memory = tg.memory_target(figures, ipums)
     assert not memory["met"] and "9,000 MB" in memory["measured"]  # above 8 GiB = 8,192 MB
     assert tg.memory_target(figures, None)["met"]

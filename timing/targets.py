@@ -213,6 +213,18 @@ def every_figure_target(figures: dict, ipums: dict, sgd_pass: dict | None = None
     if left_out:
         source += f"; WITHOUT {', '.join(left_out)}, whose IPUMS-sized run did not complete"
     at_least = "at least " if left_out else ""
+    # one complete run of the IPUMS-sized figures (not a merge of runs) has a wall time of its own:
+    # its figures ran one after another, each Snakemake run on every core
+    one_run = full and not left_out and not ipums["meta"].get("combined_from") and not ipums["meta"].get("collected")
+    offline_wall = (figures.get("accounts") or {}).get("totals", {}).get("run_wall_s")
+    wall = offline_wall + sum(f["wall_s"] for f in ipums["figures"]) if one_run and offline_wall else None
+    wall_note = (
+        f"; measured wall: {wall / 60:.0f} min (the offline run {offline_wall / 60:.1f} min + the IPUMS-sized "
+        f"figures in one run {(wall - offline_wall) / 60:.1f} min, the figures one after another, each on "
+        f"{cpus} cores)"
+        if wall is not None
+        else ""
+    )
     undecided = (
         "NOT DECIDED, the IPUMS-sized run is incomplete and what it measured stays under the target; "
         if left_out and total / cpus <= 3600.0
@@ -223,8 +235,9 @@ def every_figure_target(figures: dict, ipums: dict, sgd_pass: dict | None = None
         f"{cpus} cores",
         "measured": f"{at_least}{total / 3600:.1f} CPU-hours, ≥ {total / cpus / 3600:.1f} h on {cpus} cores: the "
         "offline run "
-        f"{offline / 60:.0f} min CPU (measured) + the IPUMS panels {panels / 60:.0f} min ({source})",
-        "met": total / cpus <= 3600.0 and not left_out,  # an incomplete run cannot show the target met
+        f"{offline / 60:.0f} min CPU (measured) + the IPUMS panels {panels / 60:.0f} min ({source}){wall_note}",
+        # an incomplete run cannot show the target met; a measured wall time, where there is one, decides
+        "met": total / cpus <= 3600.0 and not left_out and (wall is None or wall <= 3600.0),
         "explanation": f"{undecided}the IPUMS panels' {n_sgd} LDP-SGD jobs take {sgd / 60:.0f} min CPU; had every mechanism "
         f"cost nothing beyond its panel's non-private reference (the same fits with no perturbation), "
         f"they would take {free / 60:.0f} min, and the whole run {floor / 3600:.1f} CPU-hours, "
