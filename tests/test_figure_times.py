@@ -370,6 +370,17 @@ def test_targets_report_each_target_with_its_floor():
     rb = _load_benchmark_module("readme_block")
     text = rb.block({"mechanisms": []}, None, None, [mech, sgd])
     assert "**Targets**" in text and "1 of 2 met" in text and "(not met)" in text and "(met)" in text
+    run = {
+        "totals": {"jobs": 3, "cpu_s": 600.0},
+        "cpus": 2,
+        "figures": [],
+        "measured_at": "2026-11-26T16:00:00+00:00",
+        "machine": "x86_64, AMD EPYC (CPython 3.11.7, numpy 2.4.6)",
+    }
+    text = rb.block({"mechanisms": []}, run, None, None)
+    assert (
+        "(measured 2026-11-26 on x86_64, AMD EPYC (CPython 3.11.7, numpy 2.4.6))" in text
+    )  # runs name their processor
 
 
 def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_reference():

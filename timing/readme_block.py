@@ -109,7 +109,8 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
                     f"{t['before_wall_s'] / 60:.0f} min, this run's {t['wall_s'] / 60:.0f} min)"
                 )
         if figures.get("measured_at"):
-            text += f" (measured {figures['measured_at'][:10]})"
+            on = f" on {figures['machine']}" if figures.get("machine") else ""
+            text += f" (measured {figures['measured_at'][:10]}{on})"
         run = (figures.get("accounts") or {}).get("totals", {})
         if "run_wall_s" in run:
             text += (
