@@ -554,3 +554,29 @@ def test_timing_records_name_the_processor(tmp_path):
     assert machine.cpu_model(info) == (machine.platform.processor() or "unknown processor")
     assert machine.cpu_model(tmp_path / "absent") == (machine.platform.processor() or "unknown processor")
     assert machine.cpu_model() in machine.describe(numpy="2.4.6") and "numpy 2.4.6" in machine.describe(numpy="2.4.6")
+
+
+def test_ipums_record_names_its_machine_and_the_wall_of_one_run():
+    """ipums_results.md says where it was measured and, for one complete run (not merged, not
+    collected from logs), the wall time of all its figures."""
+    spec = importlib.util.spec_from_file_location("ipums_run", Path(__file__).parents[1] / "timing/ipums_run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    job = {"job": "ipums_br__pm", "n_users": 10, "dims": 2, "s": 60.0, "cpu_time_s": 55.0, "max_rss_mb": 100.0}
+    job |= {"fits": 1, "flops": 1.0, "random_numbers": 1.0, "projected_cpu_s_full_size": 55.0}
+    record = {
+        "meta": {"fraction": 1.0, "scale": "paper", "startup_cpu_s": 0.5, "collected": False},
+        "figures": [
+            {"figure": "p/f1", "wall_s": 1800.0, "jobs": [job], "peak_rss_mb": 100.0},
+            {"figure": "p/f2", "wall_s": 600.0, "jobs": [job], "peak_rss_mb": 100.0},
+        ],
+        "data_jobs": [],
+        "totals": {"cores": 2, "measured_cpu_s": 110.0, "projected_hours_on_cores": 0.1, "peak_rss_mb": 100.0}
+        | {"ipums_panels_projected_cpu_s": 110.0},
+    }
+    record["meta"] |= {"measured_at": "2026-11-26T17:33:00+0000", "machine": "x86_64, AMD EPYC (CPython 3.11.7)"}
+    text = run.render(record)
+    assert "Measured 2026-11-26 on x86_64, AMD EPYC (CPython 3.11.7)." in text
+    assert "One run: the 2 figures one after another, each a Snakemake run on 2 cores, 40.0 min wall in all" in text
+    record["meta"]["combined_from"] = ["a.json", "b.json"]
+    assert "One run" not in run.render(record)
