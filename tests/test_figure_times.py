@@ -381,6 +381,12 @@ def test_targets_report_each_target_with_its_floor():
     assert (
         "(measured 2026-11-26 on x86_64, AMD EPYC (CPython 3.11.7, numpy 2.4.6))" in text
     )  # runs name their processor
+    run["totals"] |= {"before_cpu_s": 1200.0, "before_machine": "x86_64 (CPython 3.11.7, numpy 2.4.6)"}
+    text = rb.block({"mechanisms": []}, run, None, None)
+    assert "(20 min in the previous round, on x86_64 (CPython 3.11.7, numpy 2.4.6))" in text
+    assert "before this round" not in text  # another processor: not a speed-up of the code
+    run["totals"]["before_machine"] = run["machine"]
+    assert ", 20 min before this round" in rb.block({"mechanisms": []}, run, None, None)
 
 
 def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_reference():

@@ -101,7 +101,10 @@ def block(results: dict, figures: dict | None, ipums: dict | None = None, target
             f"- **A paper-scale run** ({t['jobs']} jobs): {t['cpu_s'] / 60:.0f} min CPU in total "
             f"(≥ {t['cpu_s'] / figures['cpus'] / 60:.0f} min on {figures['cpus']} cores)"
         )
-        if "before_cpu_s" in t:
+        if "before_cpu_s" in t and t.get("before_machine", figures.get("machine")) != figures.get("machine"):
+            # another processor: the change measures the hardware as much as the code
+            text += f" ({t['before_cpu_s'] / 60:.0f} min in the previous round, on {t['before_machine']})"
+        elif "before_cpu_s" in t:
             text += f", {t['before_cpu_s'] / 60:.0f} min before this round"
             if t.get("before_wall_s") and not t.get("before_cpu_exact"):
                 text += (
