@@ -13,10 +13,15 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
+from ldprepro.pipeline.float_kernels import pin_float_kernels
 from ldprepro.pipeline.integrity import repair
 from ldprepro.pipeline.parse import command_line_booleans, complete_targets
 
 min_version("9.0")
+
+# the jobs run numpy's and OpenBLAS's AVX2 kernels on every x86-64 processor: byte-identical
+# outputs on any machine (ldprepro/pipeline/float_kernels.py; LDPREPRO_NATIVE_KERNELS=1 opts out)
+pin_float_kernels()
 
 
 configfile: "config.yaml"
