@@ -350,6 +350,11 @@ def test_targets_report_each_target_with_its_floor():
     )
     assert every["met"]  # (600 + 5000) / 2 s of CPU per core and 3,180 s of wall
     assert not tg.every_figure_target(timed, {**small, "figures": [{**small["figures"][0], "wall_s": 3200.0}]})["met"]
+    elsewhere = {**small, "meta": {**small["meta"], "machine": "x86_64, AMD EPYC (CPython 3.11.7)"}}
+    timed_here = {**timed, "machine": "x86_64, Intel Xeon (CPython 3.11.7, numpy 2.4.6)"}
+    assert "measured wall" not in tg.every_figure_target(timed_here, elsewhere)["measured"]  # two processors
+    same = {**timed_here, "machine": "x86_64, AMD EPYC (CPython 3.11.7, numpy 2.4.6)"}
+    assert "measured wall: 53 min" in tg.every_figure_target(same, elsewhere)["measured"]
     merged = {**small, "meta": {**small["meta"], "combined_from": ["a.json", "b.json"]}}
     assert "measured wall" not in tg.every_figure_target(timed, merged)["measured"]  # runs merged: no one wall
     memory = tg.memory_target(figures, ipums)

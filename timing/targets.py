@@ -216,6 +216,9 @@ def every_figure_target(figures: dict, ipums: dict, sgd_pass: dict | None = None
     # one complete run of the IPUMS-sized figures (not a merge of runs) has a wall time of its own:
     # its figures ran one after another, each Snakemake run on every core
     one_run = full and not left_out and not ipums["meta"].get("combined_from") and not ipums["meta"].get("collected")
+    # and on the offline run's processor, where both records name theirs ('x86_64, <model> (...)')
+    machines = [m.split(" (")[0] for m in (ipums["meta"].get("machine"), figures.get("machine")) if m]
+    one_run = one_run and len(set(machines)) <= 1
     offline_wall = (figures.get("accounts") or {}).get("totals", {}).get("run_wall_s")
     wall = offline_wall + sum(f["wall_s"] for f in ipums["figures"]) if one_run and offline_wall else None
     wall_note = (
