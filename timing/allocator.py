@@ -27,6 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from machine import describe  # noqa: E402  (beside this script)
+
 ADULT_SIZES = [16, 7, 16, 16, 16, 7, 14, 6, 5, 2, 16, 16, 16, 41, 2]
 USERS = 4522
 
@@ -79,10 +82,10 @@ def main(argv=None) -> dict:
         for policy in ("system", "keep"):
             runs[policy].append(measure(policy, args.estimates))
     best = {p: min(r, key=lambda m: m["cpu_s"]) for p, r in runs.items()}
+    libc, libc_version = platform.libc_ver()
     record = {
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} ({platform.python_implementation()} {platform.python_version()}, "
-        f"{platform.libc_ver()[0]} {platform.libc_ver()[1]})",
+        "machine": describe(**({libc: libc_version} if libc else {})),
         "load_before": os.getloadavg()[0],
         "estimates": args.estimates,
         "users": USERS,

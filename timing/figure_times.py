@@ -384,8 +384,9 @@ def main(argv=None) -> dict:
         totals["before_wall_s"] = float(table["before_wall_s"].sum())
         totals["before_cpu_exact"] = before_cpu_exact(args.before)
         # the earlier run's machine, when its record names one (a log directory does not)
-        if args.before.is_file():
-            totals["before_machine"] = json.loads(args.before.read_text()).get("machine")
+        earlier = json.loads(args.before.read_text()).get("machine") if args.before.is_file() else None
+        if earlier:
+            totals["before_machine"] = earlier
     job_logs = read_job_logs(args.logs)
     account = None
     if not job_logs.empty:
