@@ -59,7 +59,9 @@ def test_discretised_variance_per_distinct_value(name, monkeypatch):
     rng = rng_for(2, "disc-variance")
     x = rng.choice(np.linspace(-1, 1, 23), size=(40, 3))
     direct = [[float(np.sum((leaf.support() - v) ** 2 * leaf.pmf(np.array([v]))[0])) for v in row] for row in x]
-    np.testing.assert_array_equal(leaf.variance(x), np.array(direct))
+    np.testing.assert_array_equal(leaf.variance(x), np.array(direct))  # a matrix: column by column
+    for shape in [(120,), (4, 10, 3), (120, 1), (3, 40)]:  # 1-D and 3-D: the whole array at once
+        np.testing.assert_array_equal(leaf.variance(x.reshape(shape)), np.array(direct).reshape(shape))
     assert leaf.variance(0.3).shape == ()
 
 

@@ -34,6 +34,23 @@ def _hat_average(start: np.ndarray, length: np.ndarray, grid: np.ndarray) -> np.
         return np.where(length > 0, total / length, 0.0)
 
 
+def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``x`` and, per entry, the index of its value (``values[inverse]`` is
+    ``x``). A matrix is taken a column at a time: ``np.unique``'s inverse argsorts the whole array,
+    and sorting its columns apart is several times cheaper on census-size matrices (2.9 M × 6
+    values: 1.6 s instead of 9 s here). A value in two columns is listed once per column."""
+    if x.ndim != 2:
+        values, inverse = np.unique(x, return_inverse=True)
+        return values, inverse.reshape(x.shape)
+    parts, inverse, offset = [], np.empty(x.shape, dtype=np.intp), 0
+    for j in range(x.shape[1]):
+        values, column = np.unique(x[:, j], return_inverse=True)
+        inverse[:, j] = column.reshape(-1) + offset
+        parts.append(values)
+        offset += values.size
+    return np.concatenate(parts), inverse
+
+
 class Discretized(Mechanism):
     """A continuous-output mechanism followed by Algorithm 5's randomised rounding to 2m+1 values."""
 
@@ -104,12 +121,12 @@ class Discretized(Mechanism):
         x = np.asarray(x, dtype=float)
         # It depends on x alone: evaluate each distinct value once, a block at a time (the pmf
         # holds 2m+1 entries per value and piece), then give every entry its value's variance.
-        values, inverse = np.unique(x, return_inverse=True)
+        values, inverse = _distinct(x)
         out = np.empty(values.shape)
         for start in range(0, values.size, self._VARIANCE_BLOCK):
             v = values[start : start + self._VARIANCE_BLOCK]
             out[start : start + v.size] = np.sum((self._support - v[:, None]) ** 2 * self.pmf(v), axis=-1)
-        return out[inverse.reshape(-1)].reshape(x.shape)
+        return out[inverse]
 
     def output_bounds(self):
         return (-self.A, self.A)
