@@ -357,6 +357,11 @@ def test_targets_report_each_target_with_its_floor():
     assert "measured wall: 53 min" in tg.every_figure_target(same, elsewhere)["measured"]
     merged = {**small, "meta": {**small["meta"], "combined_from": ["a.json", "b.json"]}}
     assert "measured wall" not in tg.every_figure_target(timed, merged)["measured"]  # runs merged: no one wall
+    together = {**small, "meta": {**small["meta"], "together_wall_s": 2400.0}}  # one Snakemake run of them all
+    assert (
+        "figures in one run 40.0 min, the figures together in one Snakemake run on 2 cores"
+        in (tg.every_figure_target(timed, together)["measured"])
+    )
     memory = tg.memory_target(figures, ipums)
     assert not memory["met"] and "9,000 MB" in memory["measured"]  # above 8 GiB = 8,192 MB
     assert tg.memory_target(figures, None)["met"]
@@ -589,5 +594,39 @@ def test_ipums_record_names_its_machine_and_the_wall_of_one_run():
     text = run.render(record)
     assert "Measured 2026-11-26 on x86_64, AMD EPYC (CPython 3.11.7)." in text
     assert "One run: the 2 figures one after another, each a Snakemake run on 2 cores, 40.0 min wall in all" in text
+    # the figures together in one Snakemake run (--together): that run's wall, the figures' summed job wall
+    together = {**record, "meta": {**record["meta"], "together_wall_s": 1500.0}}
+    text = run.render(together)
+    assert "One run: the 2 figures together, one Snakemake run on 2 cores as a user runs them, 25.0 min wall" in text
+    assert "one after another" not in text and "| figure | jobs | wall s (summed job wall) |" in text
     record["meta"]["combined_from"] = ["a.json", "b.json"]
     assert "One run" not in run.render(record)
+    assert "One run" not in run.render({**together, "meta": {**together["meta"], "collected": True}})
+
+
+def test_the_ipums_figures_target_is_decided_by_one_measured_run():
+    """Issue 27's own target: the figures with an IPUMS or WISDM panel, measured in one complete run
+    at the papers' sizes, in ≤ 1 h wall; a merged, collected, partial or projected record decides nothing."""
+    tg = _load_benchmark_module("targets")
+    job = {"job": "ipums_br__pm", "s": 60.0, "cpu_time_s": 55.0, "max_rss_mb": 100.0}
+    ipums = {
+        "meta": {"fraction": 1.0, "scale": "paper"},
+        "figures": [
+            {"figure": "p/f1", "wall_s": 2000.0, "jobs": [job]},
+            {"figure": "p/f2", "wall_s": 1700.0, "jobs": [job]},
+        ],
+        "totals": {"cores": 2, "measured_cpu_s": 7000.0},
+    }
+    row = tg.ipums_figures_target(ipums)  # one after another: 3,700 s
+    assert not row["met"] and row["measured"].startswith("61.7 min wall, 117 min CPU (the figures one after another")
+    assert "cannot take less than 58.3 min" in row["explanation"]
+    together = {**ipums, "meta": {**ipums["meta"], "together_wall_s": 3580.0}}
+    row = tg.ipums_figures_target(together)
+    assert row["met"] and row["measured"].startswith(
+        "59.7 min wall, 117 min CPU (the figures together in one Snakemake"
+    )
+    assert not tg.ipums_figures_target({**together, "meta": {**together["meta"], "together_wall_s": 3601.0}})["met"]
+    for meta in ({"combined_from": ["a", "b"]}, {"collected": True}, {"figures_not_run": ["p/f3"]}, {"fraction": 0.05}):
+        row = tg.ipums_figures_target({**together, "meta": {**together["meta"], **meta}})
+        assert not row["met"] and row["explanation"].startswith("NOT DECIDED")
+    assert tg.ipums_run_wall(together) == 3580.0 and tg.ipums_run_wall(ipums) == 3700.0

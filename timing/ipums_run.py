@@ -98,6 +98,37 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def _snakemake(args, targets: list[str], what: str) -> float:
+    """Run the workflow in the workdir (the repository's config + the overlay) for ``targets``; its
+    wall time in seconds. Exits naming ``what`` when Snakemake fails."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(args.workdir),
+        "--configfile",
+        str(REPO / "config.yaml"),
+        str(args.workdir / "overlay.yaml"),
+        "-c",
+        str(args.cores),
+        "--rerun-triggers",
+        "mtime",
+        "--rerun-incomplete",
+        "--",
+        *targets,
+    ]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=args.workdir)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"{what}: snakemake failed (exit {proc.returncode}); log above")
+    return wall
+
+
 def read_job_logs_of(workdir: Path, fig: str) -> list[dict]:
     """The jobs of ``fig`` (``paper/figN`` or ``data/<stage>``) in ``workdir``: name, wall ``s``,
     CPU and peak RSS, from each job's own ``resources:`` log line (figure_times.job_resources)."""
@@ -148,7 +179,15 @@ def main(argv=None):
         default=[],
         help="with --collect: further workdirs of the same data (figures run there, e.g. at the same time)",
     )
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="one Snakemake run for all the figures (as a user runs them), not one run per figure; each "
+        "figure's wall is then its jobs' summed wall, and the run's own wall is recorded",
+    )
     args = parser.parse_args(argv)
+    if args.together and (args.jobs_only or args.collect):
+        parser.error("--together runs whole figures: not with --jobs-only or --collect")
     if args.render:
         out = json.loads((args.out_dir / "ipums_results.json").read_text())
         _write(args.out_dir / "ipums_results.md", render(out))
@@ -195,32 +234,19 @@ def main(argv=None):
     _write(args.workdir / "overlay.yaml", yaml.safe_dump(overlay))
     startup = job_startup_cpu_s()
     results, not_run = [], []
+    together_wall = None
+    if args.together:
+        together_wall = _snakemake(args, [f"figures/{fig}.png" for fig in chosen], "the figures together")
     for fig in chosen:
         paper, figure = fig.split("/")
         if args.jobs_only:
             targets = [f"results/{paper}/{figure}/{args.jobs_only[0]}__{args.jobs_only[1]}.parquet"]
         else:
             targets = [f"figures/{paper}/{figure}.png"]
-        cmd = [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-s",
-            str(REPO / "Snakefile"),
-            "-d",
-            str(args.workdir),
-            "--configfile",
-            str(REPO / "config.yaml"),
-            str(args.workdir / "overlay.yaml"),
-            "-c",
-            str(args.cores),
-            "--rerun-triggers",
-            "mtime",
-            "--rerun-incomplete",
-            "--",
-            *targets,
-        ]
-        if args.collect:  # what earlier (possibly interrupted) runs of these workdirs logged
+        if args.together:
+            jobs = read_job_logs_of(args.workdir, fig)
+            wall = sum(j["s"] for j in jobs)  # summed job wall: the figures ran in one run
+        elif args.collect:  # what earlier (possibly interrupted) runs of these workdirs logged
             for workdir in [args.workdir, *args.also_workdir]:
                 jobs = read_job_logs_of(workdir, fig)
                 if any(j["job"] == "figure" for j in jobs):
@@ -231,12 +257,7 @@ def main(argv=None):
                 continue
             wall = sum(j["s"] for j in jobs)  # summed job wall: the figure's own run is not known
         else:
-            t0 = time.perf_counter()
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=args.workdir)
-            wall = time.perf_counter() - t0
-            if proc.returncode:
-                print(proc.stderr[-3000:], file=sys.stderr)
-                raise SystemExit(f"{fig}: snakemake failed (exit {proc.returncode}); log above")
+            wall = _snakemake(args, targets, fig)
             jobs = read_job_logs_of(args.workdir, fig)
         entry = figs[fig]
         for job in jobs:
@@ -290,6 +311,7 @@ def main(argv=None):
         "figures_not_run": not_run,
         "collected": bool(args.collect),
         "wall_source": "job log",
+        **({"together_wall_s": together_wall} if together_wall is not None else {}),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": describe(),
     }
@@ -428,7 +450,12 @@ def render(out: dict) -> str:
     if meta.get("machine"):
         intro += f" Measured {meta['measured_at'][:10]} on {meta['machine']}."
     one_run = not meta.get("collected") and not meta.get("combined_from") and not meta.get("figures_not_run")
-    if one_run:
+    if one_run and meta.get("together_wall_s") is not None:
+        intro += (
+            f" One run: the {len(results)} figures together, one Snakemake run on {cores} cores as a user runs "
+            f"them, {meta['together_wall_s'] / 60:.1f} min wall (reading the extracts included)."
+        )
+    elif one_run:
         intro += (
             f" One run: the {len(results)} figures one after another, each a Snakemake run on {cores} cores, "
             f"{sum(r['wall_s'] for r in results) / 60:.1f} min wall in all (reading the extracts included)."
@@ -460,7 +487,7 @@ def render(out: dict) -> str:
         )
     lines += [
         "",
-        f"| figure | jobs | wall s ({'summed job wall' if meta.get('collected') else 'the figure’s snakemake run'}) "
+        f"| figure | jobs | wall s ({'summed job wall' if meta.get('collected') or 'together_wall_s' in meta else 'the figure’s snakemake run'}) "
         f"| CPU s measured | {total_head} | peak RSS MB |",
         "|---|---|---|---|---|---|",
     ]
