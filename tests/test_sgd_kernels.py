@@ -61,6 +61,22 @@ def test_compiled_steps_equal_numpy_steps_to_rounding(model, mechanism, eps, mon
     assert fast_next == ref_next  # the same number of draws, in the same calls
 
 
+@pytest.mark.parametrize("G", [1, 2, 3, 4])
+def test_compiled_laplace_steps_draw_the_numpy_steps_noise_for_small_groups(G, monkeypatch):
+    """Groups of ≤ 3 users take their Laplace sums from exponentials, larger ones from two Gamma
+    draws (``sufficient.laplace_group_sum``): either way the compiled run of steps draws what the
+    numpy steps draw one step at a time."""
+    X, y = _data("logistic")
+    orders = [rng_for(9, f).permutation(X.shape[0]) for f in range(3)]
+
+    def collector():
+        return group_collector(get_multidim("laplace", 8.0, X.shape[1]))
+
+    (ref, ref_next), (fast, fast_next) = _both(monkeypatch, X, y, orders, "logistic", collector, G=G)
+    np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12)
+    assert fast_next == ref_next
+
+
 @pytest.mark.parametrize("d", [53, 54, 120])
 def test_compiled_duchi_steps_read_every_sign_word(d, monkeypatch):
     """Duchi's signs span ⌈d/53⌉ uniforms per user: at d = 53, 54 and 120 (one, two, three words)

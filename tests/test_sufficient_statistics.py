@@ -19,7 +19,7 @@ from scipy import stats
 from ldprepro.domain.frequency import GRR
 from ldprepro.domain.graded import LHP, GradedLevels, hiera_estimate_counts, lhp_report_counts, sort_by_level
 from ldprepro.domain.mechanisms import get_multidim
-from ldprepro.domain.sufficient import laplace_sum, laplace_sums_per_step
+from ldprepro.domain.sufficient import EXPONENTIALS_UP_TO, laplace_group_sum, laplace_sum, laplace_sums_per_step
 from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, make_collector
 from ldprepro.pipeline.seeding import rng_for
 
@@ -50,17 +50,36 @@ def test_laplace_sum_law():
         laplace_sum(1.0, -1, rng)
 
 
-@pytest.mark.parametrize("n", [1, 2, 373])
-def test_laplace_sums_per_step_are_successive_laplace_sums(n):
-    """The stacked draw is the stream of successive ``laplace_sum`` calls, value for value and
-    ending in the same generator state (what the compiled Laplace SGD steps rely on)."""
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 373])
+def test_laplace_sums_per_step_are_successive_laplace_group_sums(n):
+    """The stacked draw is the stream of successive ``laplace_group_sum`` calls, value for value and
+    ending in the same generator state (what the compiled Laplace SGD steps rely on); above
+    EXPONENTIALS_UP_TO terms a call is ``laplace_sum``'s two Gamma draws, value for value."""
     a, b = rng_for(11, "steps"), rng_for(11, "steps")
-    one_by_one = np.stack([laplace_sum(0.7, n, a, size=(4, 3)) for _ in range(5)])
+    one_by_one = np.stack([laplace_group_sum(0.7, n, a, (4, 3)) for _ in range(5)])
     stacked = laplace_sums_per_step(0.7, n, b, 5, (4, 3))
     np.testing.assert_array_equal(stacked, one_by_one)
     assert a.random() == b.random()
+    if n > EXPONENTIALS_UP_TO:
+        c, d = rng_for(12, "gamma"), rng_for(12, "gamma")
+        np.testing.assert_array_equal(laplace_group_sum(0.7, n, c, (4, 3)), laplace_sum(0.7, n, d, size=(4, 3)))
     with pytest.raises(ValueError, match="must be > 0"):
         laplace_sums_per_step(0.7, 0, b, 5, (4, 3))
+    with pytest.raises(ValueError, match="must be > 0"):
+        laplace_group_sum(0.7, 0, b, (4, 3))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_laplace_group_sum_law(n):
+    """Σ of n Laplace(b) drawn from 2n exponentials (n ≤ 3) or two Gamma draws (n = 4) has the law
+    of n Laplace draws summed, and a planted shift of 5% of b·√(2n) (its standard deviation) is detected."""
+    rng = rng_for(13, ["group_sum", n])
+    direct = rng.laplace(0.0, 0.7, size=(R, n)).sum(axis=1)
+    fast = laplace_group_sum(0.7, n, rng, (R,))
+    assert same_law(direct, fast)[0]
+    sd = 0.7 * math.sqrt(2 * n)
+    # the planted shift must be seen: 5 % of the standard deviation at R = 20,000 is 5 standard errors
+    assert not same_law(direct, fast + 0.05 * sd)[0]
 
 
 def test_laplace_mean_estimate_law():

@@ -45,7 +45,7 @@ class _FullCollector:
         mech = self.mechanism
         return (type(mech) is DuchiMultiDim and mech.ties == "half") or type(mech) is LaplaceMultiDim
 
-    draws_per_step = False  # Duchi: uniforms for runs of steps; Laplace ε/d: Gamma sums for runs of steps
+    draws_per_step = False  # Duchi: uniforms for runs of steps; Laplace ε/d: noise sums for runs of steps
 
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self.mechanism.group_means(grads.full(), rng)
@@ -53,7 +53,7 @@ class _FullCollector:
     def run_compiled(self, fits: _Fits, rng: np.random.Generator) -> bool:
         """All steps as compiled loops, drawing what ``group_means`` draws step after step:
         Duchi (½-ties) its uniforms u_v, u_pos and those whose bits are the signs, per step
-        (``_sgd_jit.duchi_steps``); Laplace ε/d each step's two Gamma arrays (``sufficient.laplace_sum``), drawn for a run of steps in
+        (``_sgd_jit.duchi_steps``); Laplace ε/d each step's noise array (``sufficient.laplace_group_sum``), drawn for a run of steps in
         one call, which is the same stream. False (nothing drawn) for any other mechanism."""
         from ldprepro.domain.mechanisms.multidim import DuchiMultiDim, LaplaceMultiDim, sign_words
         from ldprepro.domain.sufficient import laplace_sums_per_step

@@ -29,7 +29,7 @@ import numpy as np
 from ldprepro.domain.mechanisms import kernels
 from ldprepro.domain.mechanisms.base import FUSED_MIN_SIZE, Mechanism, as_input, check_eps
 from ldprepro.domain.mechanisms.basic import Laplace
-from ldprepro.domain.sufficient import laplace_sum
+from ldprepro.domain.sufficient import laplace_group_sum
 
 
 def sampling_k(eps: float, d: int, divisor: float = 2.5) -> int:
@@ -291,10 +291,12 @@ class LaplaceMultiDim(MultiDimMechanism):
         return self.mechanism.perturb(_as_matrix(x, self.d), rng)
 
     def group_means(self, x, rng):
-        """Exact: mean of S reports t + Lap(b) is mean(t) + b·(Γ(S) − Γ(S))/S per coordinate."""
+        """Exact: mean of S reports t + Lap(b) is mean(t) + (Σ of S Lap(b))/S per coordinate, the sum
+        drawn as ``sufficient.laplace_group_sum`` draws it (b·(Γ(S) − Γ(S)), or for S ≤ 3 the
+        difference of two sums of S exponentials)."""
         x = _as_groups(x, self.d)
         F, S, d = x.shape
-        return x.mean(axis=1) + laplace_sum(self.mechanism.scale, S, rng, size=(F, d)) / S
+        return x.mean(axis=1) + laplace_group_sum(self.mechanism.scale, S, rng, (F, d)) / S
 
     def variance(self, x):
         return self.mechanism.variance(np.asarray(x, dtype=float))
