@@ -260,8 +260,7 @@ def every_figure_target(figures: dict, ipums: dict, sgd_pass: dict | None = None
     if left_out:
         source += f"; WITHOUT {', '.join(left_out)}, whose IPUMS-sized run did not complete"
     at_least = "at least " if left_out else ""
-    # one complete run of the IPUMS-sized figures (not a merge of runs) has a wall time of its own:
-    # its figures ran one after another, each Snakemake run on every core
+    # one complete run of the IPUMS-sized figures (not a merge of runs) has a wall time of its own
     ipums_wall = ipums_run_wall(ipums)
     # and on the offline run's processor, where both records name theirs ('x86_64, <model> (...)')
     machines = [m.split(" (")[0] for m in (ipums["meta"].get("machine"), figures.get("machine")) if m]
