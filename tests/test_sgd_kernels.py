@@ -150,6 +150,34 @@ def test_full_collectors_draw_the_same_stream_in_runs_of_any_length(mechanism, G
         assert fast_next == runs[0][1]
 
 
+@pytest.mark.parametrize("chunks,n_steps,half_word", [([5], 3, False), ([1], 4, True), ([32768, 17], 2, False),
+                                                     ([3, 8, 13], 5, True)])  # fmt: skip
+def test_compiled_dct_draws_are_the_python_draws(chunks, n_steps, half_word):
+    """``_sgd_jit.dct_draws`` against ``DCT._perturb_block``'s draws made in Python (``rng.bytes``
+    unpacked, then ``rng.random``) step after step and chunk after chunk: the same bits and
+    uniforms, and the generator left in the same state, also when it starts with a buffered
+    32-bit half word (one ``integers(…, dtype=uint32)`` drawn before)."""
+    from ldprepro.domain import _sgd_jit
+
+    python_rng, compiled_rng = rng_for(3, "dct-draws"), rng_for(3, "dct-draws")
+    if half_word:
+        for r in (python_rng, compiled_rng):
+            r.integers(0, 2**32, dtype=np.uint32)
+    bits, u = [], []
+    for _ in range(n_steps):
+        for c in chunks:
+            bits.append(np.unpackbits(np.frombuffer(python_rng.bytes((2 * c + 7) // 8), dtype=np.uint8)))
+            u.append(python_rng.random(c))
+    bits, u = np.concatenate(bits), np.concatenate(u)
+    got_bits, got_u = np.empty(bits.size, dtype=np.uint8), np.empty(u.size)
+    used = _sgd_jit.dct_draws(compiled_rng, n_steps, np.array(chunks, dtype=np.int64), got_bits, got_u)
+    assert used == (bits.size, u.size)
+    np.testing.assert_array_equal(got_bits, bits)
+    np.testing.assert_array_equal(got_u, u)
+    assert compiled_rng.integers(0, 2**32, dtype=np.uint32) == python_rng.integers(0, 2**32, dtype=np.uint32)
+    assert compiled_rng.random() == python_rng.random()
+
+
 def test_a_changed_stream_is_detected(monkeypatch):
     """The tolerance above separates rounding from a different draw: the same fits from another
     seed differ far beyond it."""

@@ -19,6 +19,7 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from numba.np.random.generator_core import next_uint32
 
 from ldprepro.domain.mechanisms._jit import _dct_one, _round, _sample_one, duchi_signs
 
@@ -335,3 +336,33 @@ def dct_steps(
             for c in range(d):
                 th[c] = th[c] - eta * (acc[c] * scale)
     return pos, pos_bits
+
+
+@jit
+def dct_draws(rng, n_steps, chunks, bits, u):
+    """The draws of ``n_steps`` steps of Alg. 6 sampling around DCT, step after step and chunk
+    after chunk (``chunks``: the values per chunk of one step), as ``DCT._perturb_block`` draws
+    them in Python: ``rng.bytes(⌈2c/8⌉)`` unpacked most significant bit first, then
+    ``rng.random(c)``. ``Generator.bytes`` takes ⌈length/4⌉ 32-bit outputs of the bit generator
+    (``integers(0, 2³², dtype=uint32)``: one ``next_uint32`` each) and keeps their little-endian
+    bytes up to the length. Fills ``bits`` (8·⌈2c/8⌉ per chunk) and ``u`` (c per chunk) in that
+    order; ``tests/test_sgd_kernels.py`` checks both against the Python draws and the generator's
+    final state."""
+    bit_generator = rng.bit_generator
+    pb = 0
+    pu = 0
+    for _ in range(n_steps):
+        for ci in range(chunks.size):
+            c = chunks[ci]
+            length = (2 * c + 7) // 8
+            for w in range((length - 1) // 4 + 1):
+                word = next_uint32(bit_generator)
+                for byte_index in range(min(4, length - 4 * w)):
+                    byte = (word >> np.uint32(8 * byte_index)) & np.uint32(0xFF)
+                    for b in range(8):
+                        bits[pb] = (byte >> np.uint32(7 - b)) & np.uint32(1)
+                        pb += 1
+            for _ in range(c):
+                u[pu] = rng.random()
+                pu += 1
+    return pb, pu

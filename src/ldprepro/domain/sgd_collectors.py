@@ -168,8 +168,11 @@ class _SampledCollector:
 
     @property
     def draws_per_step(self) -> bool:
-        """Whether its compiled steps still draw step by step in Python (DCT: a byte stream and
-        uniforms per step, as ``perturb`` draws them), so fits should share those calls (batched)."""
+        """Whether its fits run batched rather than fit by fit (``sgd.runs_fit_by_fit``): DCT, whose
+        draws (a byte stream and uniforms per step, as ``perturb`` draws them) are those of all the
+        batched fits' users, step after step. Its steps now draw them compiled
+        (``_sgd_jit.dct_draws``), not in Python, but running its fits one at a time would give each
+        fit other numbers, so DCT keeps the batched stream it has always had."""
         return self._kernel is None
 
     def __call__(self, grads: GroupGradients, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -205,7 +208,10 @@ class _SampledCollector:
     def _run_dct(self, fits: _Fits, rng: np.random.Generator) -> bool:
         """Paper 003's DCT (``_sgd_jit.dct_steps``): its draws do not depend on the values, so a
         run of steps has them drawn first, step by step and chunk by chunk as ``perturb`` draws
-        them (a byte stream, then uniforms). False (nothing drawn) for any other mechanism."""
+        them (a byte stream, then uniforms), by a compiled loop (``_sgd_jit.dct_draws``: the same
+        numbers, without a Python call per step and chunk). False (nothing drawn) for any other
+        mechanism."""
+        from ldprepro.domain import _sgd_jit
         from ldprepro.domain.mechanisms import DCT
         from ldprepro.domain.mechanisms.base import CHUNK
 
@@ -214,15 +220,13 @@ class _SampledCollector:
             return False
         F, S, k = fits.F, fits.S, self.mechanism.k
         n = F * S * k
-        chunks = [min(CHUNK, n - c0) for c0 in range(0, n, CHUNK)]
+        chunks = np.array([min(CHUNK, n - c0) for c0 in range(0, n, CHUNK)], dtype=np.int64)
+        bits_per_step = int(((2 * chunks + 7) // 8 * 8).sum())
         for t, n_steps, block in self._attributes.runs(self._step_shape, fits.T, rng, self.BLOCK_VALUES):
             j = np.ascontiguousarray(block, dtype=np.int64)
-            bits, u = [], []
-            for _ in range(n_steps):
-                for c in chunks:
-                    bits.append(np.unpackbits(np.frombuffer(rng.bytes((2 * c + 7) // 8), dtype=np.uint8)))
-                    u.append(rng.random(c))
-            fits.run_dct(j, np.concatenate(u), np.concatenate(bits), self.mechanism.scale / S, mech, t, n_steps)
+            bits, u = np.empty(n_steps * bits_per_step, dtype=np.uint8), np.empty(n_steps * n)
+            _sgd_jit.dct_draws(rng, n_steps, chunks, bits, u)
+            fits.run_dct(j, u, bits, self.mechanism.scale / S, mech, t, n_steps)
         return True
 
 

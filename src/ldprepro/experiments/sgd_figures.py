@@ -320,8 +320,8 @@ def _fit_all(fig, mechanism, X, y, side, fits, settings, model, seed, progress=N
     draws its noise from its own Generator, keyed by the setting and (cv_rep, fold), so a fit's
     result depends neither on the fits beside it nor on ``LDPREPRO_JIT`` (which only swaps in the
     numpy steps). The other settings (numpy steps only: HierA's and graded Laplace's collections,
-    plugin mechanisms without a compiled sampler; and DCT, whose compiled steps draw step by step in
-    Python) run all their fits batched, from one Generator per setting, so their Python work runs
+    plugin mechanisms without a compiled sampler; and DCT, whose draws are those of all its batched
+    fits' users, step after step) run all their fits batched, from one Generator per setting, so their Python work runs
     once per step, not once per step and fit. Each fit's test fold is scored for all settings at
     once."""
     d = X.shape[1]
