@@ -120,6 +120,85 @@ def test_design_matrix_encodings():
         design_matrix(df, card, {"dataset": "d", "target": "nope"})
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 1000, 65_537])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_compiled_shuffle_is_generators_shuffle(n, dtype):
+    """``_folds_jit.shuffle`` makes numpy's swaps from numpy's draws: the same order, and the
+    generator left where ``Generator.shuffle`` leaves it, also with a buffered 32-bit half word."""
+    from ldprepro.experiments import _folds_jit
+
+    for half_word in (False, True):
+        ours, numpys = rng_for(2, ("shuffle", n)), rng_for(2, ("shuffle", n))
+        if half_word:
+            ours.integers(0, 2**32, dtype=np.uint32), numpys.integers(0, 2**32, dtype=np.uint32)
+        a, b = np.arange(n, dtype=dtype), np.arange(n, dtype=dtype)
+        _folds_jit.shuffle(ours, a)
+        numpys.shuffle(b)
+        np.testing.assert_array_equal(a, b)
+        assert ours.integers(0, 2**32, dtype=np.uint32) == numpys.integers(0, 2**32, dtype=np.uint32)
+    with pytest.raises(ValueError, match="1-D integer array"):
+        _folds_jit.shuffle(rng_for(2), np.zeros(3))
+
+
+def test_cv_splits_are_the_same_with_and_without_the_compiled_helpers(monkeypatch):
+    """The compiled fold split and shuffle give the numpy path's folds and orders, dtypes included."""
+    from ldprepro.experiments import sgd_figures as sf
+
+    common = {"paper": "ldpfl", "figure": "fig8", "dataset": "toy"}
+    runs = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("LDPREPRO_JIT", flag)
+        runs.append(sf.cv_splits(10_007, 5, 2, 3, common))
+    for (r0, f0, o0, t0), (r1, f1, o1, t1) in zip(*runs, strict=True):
+        assert (r0, f0) == (r1, f1) and o0.dtype == o1.dtype == np.int32 and t0.dtype == t1.dtype
+        np.testing.assert_array_equal(o0, o1)
+        np.testing.assert_array_equal(t0, t1)
+
+
+def test_integer_categories_are_coded_as_pandas_codes_them():
+    """Integer columns with integer categories take a table lookup (census sizes); its positions
+    are ``Index.get_indexer``'s, values outside the categories included (−1), and such a value
+    still stops the design matrix with an error naming the column."""
+    from ldprepro.experiments.sgd_figures import _category_codes, _integer_codes
+
+    rng = rng_for(4, "codes")
+    cats = [7, -3, 12, 0, 5]
+    values = pd.Series(rng.choice([7, -3, 12, 0, 5, 6, -9, 40], 500), name="v")
+    expected = pd.Index(cats).get_indexer(values.astype(object))
+    assert (expected < 0).any()
+    np.testing.assert_array_equal(_integer_codes(values, cats), expected)
+    for other in (["a", "b"], [1, 2, True], [1, 1, 2], [0, 2**21]):  # strings, a bool, duplicates, a wide range
+        assert _integer_codes(pd.Series([1, 2]), other) is None
+    assert _integer_codes(pd.Series(["a", "b"]), [1, 2]) is None
+    with pytest.raises(ValueError, match="categorical column 'v': .* outside its categories"):
+        _category_codes(values, cats)
+    ok = values[expected >= 0]
+    np.testing.assert_array_equal(_category_codes(ok, cats), expected[expected >= 0])
+
+
+def test_design_matrix_one_hot_ordinal_and_intercept_columns_in_place():
+    """Every encoding written into one preallocated matrix: numeric, one-hot (integer categories,
+    on/off ±1), ordinal, k−1 and the intercept, each in its own columns."""
+    df = pd.DataFrame({"n": [0.0, 4.0, 2.0], "o": [3, 1, 2], "h": [20, 10, 20], "k": ["u", "v", "w"], "t": [1.0, 2, 3]})
+    card = {
+        "columns": [
+            {"name": "n", "type": "numeric", "domain": [0, 4]},
+            {"name": "o", "type": "categorical", "categories": [1, 2, 3]},
+            {"name": "h", "type": "categorical", "categories": [10, 20]},
+            {"name": "k", "type": "categorical", "categories": ["u", "v", "w"]},
+            {"name": "t", "type": "numeric", "domain": [0, 4]},
+        ]
+    }
+    panel = {"dataset": "d", "target": "t", "features": ["n", "o", "h", "k"], "categorical_encoding": "one_hot",
+             "ordinal": ["o"], "intercept": True}  # fmt: skip
+    X, _ = design_matrix(df, card, panel)
+    assert X.tolist() == [
+        [-1, 1, -1, 1, 1, -1, -1, 1],
+        [1, -1, 1, -1, -1, 1, -1, 1],
+        [0, 0, -1, 1, -1, -1, 1, 1],
+    ]
+
+
 def test_run_job_rows_and_reproducibility():
     rng = rng_for(6, "job")
     df = pd.DataFrame({"f1": rng.uniform(-1, 1, 600), "f2": rng.uniform(-1, 1, 600)})

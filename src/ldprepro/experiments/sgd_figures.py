@@ -41,22 +41,57 @@ ENCODINGS = ("k_minus_1", "one_hot")
 GROUP_RULES = ("paper", "fixed")
 
 
-def _encode_categorical(values: pd.Series, cats: list, encoding: str, on: float, off: float) -> np.ndarray:
-    codes = pd.Index(cats).get_indexer(pd.Series(values).astype(object))  # −1: missing or unknown
+def _category_codes(values: pd.Series, cats: list) -> np.ndarray:
+    """Each value's position in ``cats``; a clear error for a value missing or outside them.
+    Integer values and distinct integer categories are looked up in a table (the same positions as
+    the general path, ``Index.get_indexer`` on objects, which costs about 70 ms per census column)."""
+    codes = _integer_codes(values, cats)
+    if codes is None:
+        codes = pd.Index(cats).get_indexer(pd.Series(values).astype(object))  # −1: missing or unknown
     if (codes < 0).any():
         bad = values[codes < 0]
         raise ValueError(
             f"categorical column {values.name!r}: {len(bad)} values missing or outside its categories "
             f"(first: {bad.iloc[0]!r}); the dataset's cleaning must drop or map them"
         )
+    return codes
+
+
+def _integer_codes(values: pd.Series, cats: list) -> np.ndarray | None:
+    """Positions of integer values among distinct integer categories (−1 for any other value) by a
+    table over the categories' range; None when that does not apply (the caller then asks pandas)."""
+    v = pd.Series(values).to_numpy()
+    is_int = [isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in cats]
+    if v.dtype.kind not in "iu" or not cats or not all(is_int) or len(set(cats)) != len(cats):
+        return None
+    lo, hi = min(cats), max(cats)
+    if hi - lo >= 1 << 20:
+        return None
+    table = np.full(hi - lo + 1, -1, dtype=np.intp)
+    table[np.asarray(cats, dtype=np.int64) - lo] = np.arange(len(cats))
+    inside = (v >= lo) & (v <= hi)
+    codes = np.full(v.size, -1, dtype=np.intp)
+    codes[inside] = table[v[inside].astype(np.int64) - lo]
+    return codes
+
+
+def _encoded_width(cats: list, encoding: str) -> int:
+    return 1 if encoding == "ordinal" else len(cats) if encoding == "one_hot" else len(cats) - 1
+
+
+def _encode_categorical_into(
+    block: np.ndarray, values: pd.Series, cats: list, encoding: str, on: float, off: float
+) -> None:
+    """Write the column's encoding into ``block`` (its columns of the design matrix, in place: at
+    census sizes, building each attribute's block apart and stacking them cost seconds per job).
+    A one-hot or k−1 block must already hold ``off`` everywhere; only its ``on`` cells are set."""
+    codes = _category_codes(values, cats)
     if encoding == "ordinal":  # consecutive integers in the card's category order, rescaled to [−1, 1]
         k = len(cats)
-        return (2.0 * codes / (k - 1) - 1.0 if k > 1 else np.zeros(len(codes)))[:, None]
-    width = len(cats) if encoding == "one_hot" else len(cats) - 1
-    block = np.full((len(codes), width), off)
-    rows = np.flatnonzero(codes < width)  # k−1: the last value switches none of the attributes on
+        block[:, 0] = 2.0 * codes / (k - 1) - 1.0 if k > 1 else 0.0
+        return
+    rows = np.flatnonzero(codes < block.shape[1])  # k−1: the last value switches none of the attributes on
     block[rows, codes[rows]] = on
-    return block
 
 
 def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -89,18 +124,28 @@ def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray
     not_categorical = sorted(ordinal - {c for c in names if cols[c]["type"] == "categorical"})
     if not_categorical:
         raise ValueError(f"panel {panel['dataset']}: ordinal attributes {not_categorical} are not categorical features")
-    blocks = []
     on, off = panel.get("categorical_on", 1.0), panel.get("categorical_off", -1.0)
+    layout = []  # (name, categories or None for numeric, encoding, width)
     for name in names:
         c = cols[name]
         if c["type"] == "numeric":
-            blocks.append(to_unit(df[name].to_numpy(dtype=float), c["domain"])[:, None])
+            layout.append((name, None, None, 1))
         else:
             cats = list(c.get("categories") or pd.unique(df[name]))
-            blocks.append(_encode_categorical(df[name], cats, "ordinal" if name in ordinal else encoding, on, off))
-    if panel.get("intercept", False):
-        blocks.append(np.ones((len(df), 1)))
-    X = np.hstack(blocks)
+            enc = "ordinal" if name in ordinal else encoding
+            layout.append((name, cats, enc, _encoded_width(cats, enc)))
+    intercept = bool(panel.get("intercept", False))
+    X = np.empty((len(df), sum(w for *_, w in layout) + intercept))
+    X.fill(off)  # every one-hot / k−1 cell not switched on; the other columns are written below
+    start = 0
+    for name, cats, enc, width in layout:
+        if cats is None:
+            X[:, start] = to_unit(df[name].to_numpy(dtype=float), cols[name]["domain"])
+        else:
+            _encode_categorical_into(X[:, start : start + width], df[name], cats, enc, on, off)
+        start += width
+    if intercept:
+        X[:, -1] = 1.0
     kind = panel.get("target_kind", "numeric")
     if kind == "label":
         y = np.where(df[target].to_numpy() == panel["positive"], 1.0, -1.0)
@@ -159,21 +204,33 @@ def group_rules(fig: dict, figure: str = "") -> list[str]:
     return rules
 
 
-def shuffled_kfold(n: int, folds_k: int, seed: int):
+def shuffled_kfold(n: int, folds_k: int, seed: int, train_dtype=np.int64):
     """The (training rows, test rows) of each fold of scikit-learn's ``KFold(folds_k, shuffle=True,
     random_state=seed)``, element for element (tested against it), without importing scikit-learn
     (about 1 s of CPU per job): the rows are shuffled by ``numpy.random.RandomState(seed)``, the
-    first n mod k folds get one extra row, and each fold's rows and the rest come back sorted."""
+    first n mod k folds get one extra row, and each fold's rows and the rest come back sorted
+    (int64; ``train_dtype`` may ask for another integer type of the training rows)."""
+    from ldprepro.domain.mechanisms import kernels
+
     order = np.arange(n)
     np.random.RandomState(seed).shuffle(order)
     sizes = np.full(folds_k, n // folds_k, dtype=np.int64)
     sizes[: n % folds_k] += 1
+    fold_of = np.empty(n, dtype=np.int8 if folds_k <= 127 else np.int64)
     start = 0
-    for size in sizes:
-        in_test = np.zeros(n, dtype=bool)
-        in_test[order[start : start + size]] = True
+    for fold, size in enumerate(sizes):
+        fold_of[order[start : start + size]] = fold
         start += size
-        yield np.flatnonzero(~in_test), np.flatnonzero(in_test)
+    compiled = kernels.enabled()
+    if compiled:
+        from ldprepro.experiments._folds_jit import split_fold
+    for fold, size in enumerate(sizes):
+        if not compiled:
+            yield np.flatnonzero(fold_of != fold).astype(train_dtype, copy=False), np.flatnonzero(fold_of == fold)
+            continue
+        train, test = np.empty(n - size + 1, dtype=train_dtype), np.empty(size + 1, dtype=np.int64)
+        split_fold(fold_of, fold, train, test)  # each array one entry longer than its rows
+        yield train[:-1], test[:-1]
 
 
 def cv_splits(
@@ -181,16 +238,26 @@ def cv_splits(
 ) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
     """(cv_rep, fold, training rows in visiting order, test rows) of every fit. Keyed by ``common``
     (paper, figure, dataset) and the repetition only: the same for every mechanism, ε and rule."""
+    from ldprepro.domain.mechanisms import kernels
+
+    compiled = kernels.enabled()
+    if compiled:
+        from ldprepro.experiments import _folds_jit
     fits = []
     for cv_rep in range(cv_reps):
         split_seed = int(rng_for(seed, {**common, "cv_rep": cv_rep, "purpose": "folds"}).integers(2**31 - 1))
-        for fold, (train, test) in enumerate(shuffled_kfold(n, folds_k, split_seed)):
+        train_dtype = np.int32 if n < 2**31 else np.int64
+        for fold, (train, test) in enumerate(shuffled_kfold(n, folds_k, split_seed, train_dtype)):
             # train[permutation(train.size)], from the same draws: Generator.permutation(k) shuffles
             # arange(k), and shuffling the rows themselves makes the same swaps (no gather of the
-            # rows by the permutation; 50 such folds of 2.6 M rows per census-size SGD job)
-            order = train.astype(np.int32 if n < 2**31 else np.int64)
-            rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"}).shuffle(order)
-            fits.append((cv_rep, fold, order, test))
+            # rows by the permutation; 50 such folds of 2.6 M rows per census-size SGD job); compiled
+            # (_folds_jit.shuffle: numpy's loop and draws, about 2× faster) when the kernels are on
+            rng = rng_for(seed, {**common, "cv_rep": cv_rep, "fold": fold, "purpose": "order"})
+            if compiled:
+                _folds_jit.shuffle(rng, train)
+            else:
+                rng.shuffle(train)
+            fits.append((cv_rep, fold, train, test))
     return fits
 
 
