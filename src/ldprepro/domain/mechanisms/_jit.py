@@ -360,24 +360,24 @@ def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
     ``multidim.signs_from_uniforms``), flips s when s·v has the wrong sign (s·v < 0 for T+, > 0 for
     T−), and reports B·s; out[f] = the mean report of group f, summed user by user as numpy's mean
     over the group axis does."""
-    d = x.shape[1]
+    n, d = x.shape
     w = u_s.shape[1]
     ok = True
     s = np.empty(d, dtype=np.int64)
     out[:] = 0.0
-    for f in range(out.shape[0]):  # group by group: no integer division per user
-        for i in range(f * S, (f + 1) * S):
-            duchi_signs(u_s[i], 0, w, s)
-            dot = 0
-            for c in range(d):
-                xc = x[i, c]
-                ok &= _valid(xc)
-                v = 1 if u_v[i, c] < 0.5 + 0.5 * xc else -1
-                dot += s[c] * v
-            flip = dot < 0 if u_pos[i] < p_pos else dot > 0
-            sign = -1 if flip else 1
-            for c in range(d):
-                out[f, c] += b * (sign * s[c])
+    for i in range(n):
+        duchi_signs(u_s[i], 0, w, s)
+        dot = 0
+        for c in range(d):
+            xc = x[i, c]
+            ok &= _valid(xc)
+            v = 1 if u_v[i, c] < 0.5 + 0.5 * xc else -1
+            dot += s[c] * v
+        flip = dot < 0 if u_pos[i] < p_pos else dot > 0
+        sign = -1 if flip else 1
+        f = i // S
+        for c in range(d):
+            out[f, c] += b * (sign * s[c])
     for f in range(out.shape[0]):
         for c in range(d):
             out[f, c] = out[f, c] / S
