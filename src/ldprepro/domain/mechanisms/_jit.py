@@ -382,3 +382,44 @@ def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
         for c in range(d):
             out[f, c] = out[f, c] / S
     return ok
+
+
+@inline
+def _branch(edges, u):
+    """The mixture branch of uniform u: the number of interior edges ≤ u
+    (``np.searchsorted(edges[1:-1], u, side="right")``, as ``Mixture._perturb_block``)."""
+    b = 0
+    for e in range(1, edges.size - 1):
+        b += edges[e] <= u
+    return b
+
+
+@jit
+def sampled_sums(x, j, u, S, kinds, params, edges, sums):
+    """``SampledMultiDim.sampled_group_means`` in one pass, for a 1-D sampler of one uniform per
+    value (one branch, or a mixture whose branches sample from their share of the uniform; no
+    rounding): user r = f·S + s (row r of x) reports attributes j[r, 0..k−1] through the sampler,
+    value i = r·k + q reading u[i] (the layout ``Mechanism.perturb`` draws), and
+    sums[f·d + c] adds each report in that order, as ``np.bincount`` with weights does. Returns
+    False if a reported value lies outside [−1, 1]."""
+    d = x.shape[1]
+    k = j.shape[1]
+    F = sums.size // d
+    ok = True
+    i = 0
+    for f in range(F):
+        for r in range(f * S, (f + 1) * S):
+            for q in range(k):
+                c = j[r, q]
+                xv = x[r, c]
+                ok &= _valid(xv)
+                ui = u[i]
+                if kinds.size == 1:
+                    out = _sample_one(kinds[0], params[0], xv, ui, 0.0, 1.0)
+                else:
+                    b = _branch(edges, ui)
+                    lo = edges[b]
+                    out = _sample_one(kinds[b], params[b], xv, ui, lo, edges[b + 1] - lo)
+                sums[f * d + c] += out
+                i += 1
+    return ok
