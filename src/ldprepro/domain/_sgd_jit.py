@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.random.generator_core import next_uint32
 
-from ldprepro.domain.mechanisms._jit import _branch, _dct_one, _round, _sample_one, duchi_signs
+from ldprepro.domain.mechanisms._jit import _dct_one, _round, _sample_one, duchi_signs
 
 jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -125,6 +125,16 @@ def _eta(eta_1, n_iter, f, t, inv_sqrt_t):
     """η_t of fit f (0 past its last group)."""
     eta = eta_1[f] / math.sqrt(t) if inv_sqrt_t else eta_1[f]
     return 0.0 if t > n_iter[f] else eta
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _branch(edges, u):
+    """The mixture branch of uniform u: the number of interior edges ≤ u
+    (``np.searchsorted(edges[1:-1], u, side="right")``, as ``Mixture._perturb_block``)."""
+    b = 0
+    for e in range(1, edges.size - 1):
+        b += edges[e] <= u
+    return b
 
 
 @jit

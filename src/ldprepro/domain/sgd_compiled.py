@@ -1,16 +1,73 @@
-"""The bridge to the compiled SGD steps (``_sgd_jit``): the state of F fits run by compiled steps
-(``_Fits``); a 1-D mechanism's sampler as the steps run it is ``mechanisms.kernels.ReportKernel``."""
+"""The bridge to the compiled SGD steps (``_sgd_jit``): a 1-D mechanism's sampler as the steps run it
+(:class:`ReportKernel`, built by ``_report_kernel``) and the state of F fits run by compiled steps
+(``_Fits``)."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ldprepro.domain.mechanisms.kernels import ReportKernel, report_kernel
 from ldprepro.domain.sgd_models import MODELS
 
-#: the names the SGD code has always used (the sampler kernels now live with the mechanisms)
-_report_kernel = report_kernel
-__all__ = ["ReportKernel", "_Fits", "_report_kernel"]
+
+class ReportKernel(NamedTuple):
+    """A 1-D mechanism's sampler as ``_sgd_jit.steps`` runs it: per branch (one for a plain
+    mechanism) its compiled sampler kind and parameters, the branch's share [edges[b],
+    edges[b+1]) of the user's uniform, whether it draws its own uniforms (``fresh``: a
+    discretised mixture branch) and its rounding step h (0: none; Alg. 5 otherwise);
+    ``per_value`` uniforms per reported value, 0 when that depends on the draws (then at most
+    ``most_per_value``)."""
+
+    kinds: np.ndarray
+    params: np.ndarray
+    edges: np.ndarray
+    fresh: np.ndarray
+    rounding: np.ndarray
+    per_value: int
+    most_per_value: int
+
+
+def _report_kernel(mech) -> ReportKernel | None:
+    """The :class:`ReportKernel` of a 1-D mechanism whose ``perturb`` runs compiled samplers
+    (``mechanisms._jit._sample_one``): a plain sampler, possibly discretised (Alg. 5), or a
+    mixture whose branches sample from their share of the uniform or (discretised branches)
+    from their own; else None."""
+    from ldprepro.domain.mechanisms import Mixture
+
+    if isinstance(mech, Mixture) and len(mech.components) > 1:
+        if type(mech)._perturb_block is not Mixture._perturb_block:
+            return None
+        specs = []
+        for c in mech.components:
+            if c.single_uniform:
+                spec = c.sample_kernel()
+                specs.append(None if spec is None else (*spec, False, 0.0))
+            else:
+                spec = c.block_kernel()
+                specs.append(None if spec is None else (spec[0], spec[1], True, spec[2]))
+        edges = mech._edges
+    else:
+        if isinstance(mech, Mixture):
+            mech = mech.components[0]
+        spec = mech.block_kernel()
+        specs = [None if spec is None else (spec[0], spec[1], False, spec[2])]
+        edges = np.array([0.0, 1.0])
+    if any(s is None for s in specs):
+        return None
+    params = np.zeros((len(specs), max(len(s[1]) for s in specs)))
+    for b, (_, p, _, _) in enumerate(specs):
+        params[b, : len(p)] = p
+    fresh = np.array([s[2] for s in specs], dtype=np.bool_)
+    rounding = np.array([s[3] for s in specs], dtype=np.float64)
+    if fresh.any():
+        per_value, most = 0, 1 + max(1 + (h > 0) for f, h in zip(fresh, rounding) if f)
+    else:
+        per_value = most = 2 if len(specs) == 1 and rounding[0] > 0 else 1
+    return ReportKernel(
+        np.array([s[0] for s in specs], dtype=np.int64), params, np.asarray(edges, dtype=np.float64),
+        fresh, rounding, per_value, int(most),
+    )  # fmt: skip
 
 
 class _Fits:

@@ -142,31 +142,9 @@ class SampledMultiDim(MultiDimMechanism):
         return sums * (self.scale / S)
 
     def group_means(self, x, rng):
-        """:meth:`sampled_group_means` of the groups x (F, S, d); one compiled pass
-        (``_jit.sampled_sums``: the same draws and the same sums in the same order) when the 1-D
-        sampler takes one uniform per value, else the numpy steps."""
         x = _as_groups(x, self.d)
-        F, S, d = x.shape
-        kernel = self._one_uniform_kernel() if F * S * self.k >= FUSED_MIN_SIZE else None
-        if kernel is None:
-            return self.sampled_group_means(F, S, lambda j: take_last(x, j), rng)
-        j = np.ascontiguousarray(self.sample_attributes(F * S, rng), dtype=np.int64)
-        u = rng.random(F * S * self.k)  # Mechanism.perturb's uniforms: one per value, in order
-        flat = np.ascontiguousarray(x).reshape(F * S, d)
-        sums = np.zeros(F * d)
-        if not kernels.loops().sampled_sums(flat, j, u, S, kernel.kinds, kernel.params, kernel.edges, sums):
-            as_input(take_last(x, j.reshape(F, S, self.k)))  # raises the error naming the first invalid input
-        return sums.reshape(F, d) * (self.scale / S)
-
-    def _one_uniform_kernel(self) -> kernels.ReportKernel | None:
-        """The 1-D sampler's compiled kernel when it draws one uniform per value, no branch its own
-        and no rounding (``_jit.sampled_sums``); None otherwise or with the kernels off."""
-        if not kernels.enabled():
-            return None
-        kernel = kernels.report_kernel(self.mechanism)
-        if kernel is None or kernel.per_value != 1 or kernel.fresh.any() or (kernel.rounding > 0).any():
-            return None
-        return kernel
+        F, S, _ = x.shape
+        return self.sampled_group_means(F, S, lambda j: take_last(x, j), rng)
 
     def perturb(self, x, rng):
         x = _as_matrix(x, self.d)
