@@ -4,6 +4,13 @@ per-job table, the per-figure totals and how the run was made (one run, merged, 
 from __future__ import annotations
 
 
+def one_complete_run(meta: dict) -> bool:
+    """Whether the record is one run as made (not collected from a workdir, not merged from several
+    records, no figure left out): only then does its wall time describe a run. ``targets.py`` asks
+    this too, and further that the run was at the papers' sizes."""
+    return not meta.get("collected") and not meta.get("combined_from") and not meta.get("figures_not_run")
+
+
 def render(out: dict) -> str:
     """``ipums_results.md`` from ``ipums_results.json``. At fraction 1 every number is measured at the
     papers' sizes; below it the full-size column is a linear projection, and not a bound: a small
@@ -35,7 +42,7 @@ def render(out: dict) -> str:
         last, total_head = "CPU s at full size (projection)", "CPU s at full size (projection)"
     if meta.get("machine"):
         intro += f" Measured {meta['measured_at'][:10]} on {meta['machine']}."
-    one_run = not meta.get("collected") and not meta.get("combined_from") and not meta.get("figures_not_run")
+    one_run = one_complete_run(meta)
     if one_run and meta.get("together_wall_s") is not None:
         intro += (
             f" One run: the {len(results)} figures together, one Snakemake run on {cores} cores as a user runs "

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ipums_render import one_complete_run  # noqa: E402  (the one test of a complete run, beside this script)
 
 HERE = Path(__file__).resolve().parent
 GIB_MB = 1024.0  # MB per GiB (the benchmark files give MB of 2^20 bytes)
@@ -170,7 +174,7 @@ def ipums_run_wall(ipums: dict) -> float | None:
     papers' sizes (not a merge of runs, nothing left out), else None: the one Snakemake run's wall
     (``--together``), or the figures' runs one after another added up."""
     meta = ipums["meta"]
-    if meta["fraction"] != 1 or meta.get("figures_not_run") or meta.get("combined_from") or meta.get("collected"):
+    if meta["fraction"] != 1 or not one_complete_run(meta):
         return None
     if meta.get("together_wall_s") is not None:
         return float(meta["together_wall_s"])
