@@ -32,8 +32,22 @@ def built(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("extension")
     cfg = smoke_config()
     cfg.update(docs_example())
+    # the same experiment with PM discretised (Alg. 5): its Laplace and HM-TP jobs are the first's
+    # computation, shared (ldprepro.pipeline.shared_jobs), its PM job its own
+    again = {k: v for k, v in cfg["experiments"]["pm_vs_laplace"].items() if k != "claims"}
+    cfg["experiments"]["pm_vs_laplace_discretised"] = {
+        **again,
+        "title": "PM discretised",
+        "discretize": 10,
+        "discretize_mechanisms": ["pm"],
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    targets = ["figures/experiments/pm_vs_laplace.png", "figures/toy/fig1.png", "results/toy/fig1/caption.rst"]
+    targets = [
+        "figures/experiments/pm_vs_laplace.png",
+        "figures/experiments/pm_vs_laplace_discretised.png",
+        "figures/toy/fig1.png",
+        "results/toy/fig1/caption.rst",
+    ]
     cmd = snakemake_cmd("--cores", "2", "--configfile", str(TOY), "--", *targets)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_mirror_env(), cwd=workdir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -63,3 +77,22 @@ def test_a_toy_paper_from_a_folder_builds_with_its_false_claim_refuted(built):
     caption = (built / "results/toy/fig1/caption.rst").read_text(encoding="utf-8")
     assert "does not hold" in caption and "Toy paper Fig. 1" in caption
     assert (built / "figures/toy/fig1.svg").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_a_second_figure_with_the_same_job_reuses_its_rows_and_computes_only_its_own(built):
+    """Two user experiments that differ only in PM's discretisation: the second's Laplace and HM-TP
+    files are the first's rows relabelled (its log says whose), its PM rows its own draws."""
+    first, second = built / "results/experiments/pm_vs_laplace", built / "results/experiments/pm_vs_laplace_discretised"
+    for mechanism in ("laplace", "hm_tp"):
+        a = pd.read_parquet(first / f"synth_uniform__{mechanism}.parquet")
+        b = pd.read_parquet(second / f"synth_uniform__{mechanism}.parquet")
+        assert (b["figure"] == "pm_vs_laplace_discretised").all()
+        pd.testing.assert_frame_equal(a.drop(columns="figure"), b.drop(columns="figure"))
+    log = (built / "logs/experiments/pm_vs_laplace_discretised/synth_uniform.log").read_text(encoding="utf-8")
+    assert "results/experiments/pm_vs_laplace/synth_uniform__laplace.parquet (the same computation)" in log
+    pm_a = pd.read_parquet(first / "synth_uniform__pm.parquet")
+    pm_b = pd.read_parquet(second / "synth_uniform__pm.parquet")
+    assert "discretize" in pm_b and (pm_b["discretize"] == 10).all() and "discretize" not in pm_a
+    assert not pm_a["value"].reset_index(drop=True).equals(pm_b["value"].reset_index(drop=True))
+    assert (built / "figures/experiments/pm_vs_laplace_discretised.png").stat().st_size > 1000

@@ -199,7 +199,8 @@ def test_design_matrix_one_hot_ordinal_and_intercept_columns_in_place():
     ]
 
 
-def test_run_job_rows_and_reproducibility():
+def _toy_sgd_job():
+    """(fig, panel, df, card) of a small separable LDP-SGD panel."""
     rng = rng_for(6, "job")
     df = pd.DataFrame({"f1": rng.uniform(-1, 1, 600), "f2": rng.uniform(-1, 1, 600)})
     df["lab"] = np.where(df.f1 + df.f2 > 0, 1, -1)
@@ -222,6 +223,11 @@ def test_run_job_rows_and_reproducibility():
         "metric": "misclassification_rate",
     }
     panel = {"dataset": "toy", "target": "lab", "target_kind": "label", "positive": 1, "features": "f[12]"}
+    return fig, panel, df, card
+
+
+def test_run_job_rows_and_reproducibility():
+    fig, panel, df, card = _toy_sgd_job()
     rows = run_job(fig, panel, "pm", df, card, 1, "ldpfl", "fig10")
     assert len(rows) == 2 * 2 * 3 and {r["rep"] for r in rows} == set(range(6))
     assert tidy_frame(rows).equals(tidy_frame(run_job(fig, panel, "pm", df, card, 1, "ldpfl", "fig10")))
@@ -230,6 +236,22 @@ def test_run_job_rows_and_reproducibility():
     assert len(summary) == 2 and (summary["n"] == 6).all()
     non_private = run_job(fig, panel, "non_private", df, card, 1, "ldpfl", "fig10")
     assert np.mean([r["value"] for r in non_private]) < 0.2  # a separable toy problem
+
+
+def test_a_panel_trains_on_the_splits_of_the_figure_it_names():
+    """``split_of``: another figure's cross-validation splits and visiting orders (the non-private
+    fits, which draw no noise, then equal that figure's exactly); by default its own."""
+    fig, panel, df, card = _toy_sgd_job()
+    values = {
+        name: [r["value"] for r in run_job(fig, panel, "non_private", df, card, 1, "ldpfl", *args)]
+        for name, args in {
+            "fig10": ("fig10",),
+            "fig12 on fig10's splits": ("fig12", None, ("ldpfl", "fig10")),
+            "fig12": ("fig12",),
+        }.items()
+    }
+    assert values["fig12 on fig10's splits"] == values["fig10"]
+    assert values["fig12"] != values["fig10"]
 
 
 def test_categorical_encodings_one_hot_and_ordinal():

@@ -68,8 +68,10 @@ def render(out: dict) -> str:
 
     for r in results:
         for j in r["jobs"]:
+            # a job that copies an earlier figure's rows (ldprepro.pipeline.shared_jobs) says whose
+            name = f"{j['job']} (the rows of {j['shared_from']})" if j.get("shared_from") else j["job"]
             lines.append(
-                f"| {r['figure']} | {j['job']} | {j['n_users']:,} | {j['dims']} | {j['s']:.1f} | {j['cpu_time_s']:.1f} | "
+                f"| {r['figure']} | {name} | {j['n_users']:,} | {j['dims']} | {j['s']:.1f} | {j['cpu_time_s']:.1f} | "
                 f"{j['max_rss_mb']:.0f} | {j['fits']} | {j['flops']:.2e} | {j['random_numbers']:.2e} | "
                 f"{cell(j['projected_cpu_s_full_size'])} |"
             )

@@ -47,6 +47,8 @@ from figure_times import job_floor, job_resources  # noqa: E402  (one floor arit
 from ipums_render import render  # noqa: E402  (ipums_run.render, as before)
 from machine import describe  # noqa: E402
 
+from ldprepro.pipeline.shared_jobs import shared_sources  # noqa: E402
+
 IPUMS = {"ipums_br": "br", "ipums_mx": "mx", "ipums_us": "us"}
 #: Panels run on SYNTHETIC data scaled with --fraction: the IPUMS extracts and the WISDM raw file.
 SCALED = (*IPUMS, "wisdm")
@@ -64,6 +66,20 @@ def ipums_figures(cfg: dict) -> dict[str, dict]:
             if isinstance(entry, dict) and any(p.get("dataset") in SCALED for p in entry.get("panels", [])):
                 out[f"{paper}/{fig}"] = entry
     return out
+
+
+def workflow_shared_jobs(cfg: dict, scale: str) -> dict:
+    """The jobs the workflow does not compute twice (``ldprepro.pipeline.shared_jobs``), from the
+    experiment figures in the workflow's order, the scale's overrides applied as the workflow does."""
+    sections = {p: cfg.get(p) or {} for p in ("hiera", "ldpfl", "dct", "experiments")} | (cfg.get("papers") or {})
+    figures = {}
+    for paper, section in sections.items():
+        for fig, entry in section.items():
+            if isinstance(entry, dict) and entry.get("kind") in ("mean", "sgd"):
+                entry = dict(entry)
+                smoke = entry.pop("smoke", {})
+                figures[(paper, fig)] = {**entry, **smoke} if scale == "smoke" else entry
+    return shared_sources(figures)
 
 
 def job_startup_cpu_s() -> float:
@@ -234,6 +250,7 @@ def main(argv=None):
     args.workdir.mkdir(parents=True, exist_ok=True)
     _write(args.workdir / "overlay.yaml", yaml.safe_dump(overlay))
     startup = job_startup_cpu_s()
+    shared = workflow_shared_jobs(cfg, args.scale)
     results, not_run = [], []
     together_wall = None
     if args.together:
@@ -283,7 +300,14 @@ def main(argv=None):
             # start-up + the rest scaled linearly in n; the figure's other panels (synthetic families,
             # Vehicle) already ran at their paper size and count as measured
             scaled = ds in SCALED
-            floors = [job_floor(entry, m, n, d) for m in ([mech] if mech else entry["mechanisms"])]
+            # a job whose rows an earlier figure's job computes copies them: no floor of its own
+            source = shared.get((paper, figure, ds, mech))
+            if source:
+                job["shared_from"] = "/".join(source)
+            computed = [m for m in ([mech] if mech else entry["mechanisms"]) if not source]
+            floors = [job_floor(entry, m, n, d) for m in computed] or [
+                dict.fromkeys(("fits", "flops", "random_numbers"), 0)
+            ]
             job.update(
                 n_users=n,
                 dims=d,

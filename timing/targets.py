@@ -224,6 +224,8 @@ def every_figure_target(figures: dict, ipums: dict, sgd_pass: dict | None = None
     # the floor of the papers' SGD design at our per-user-fit cost: every mechanism's job as costly
     # as the non-private reference of its panel (the same fits with no perturbation at all)
     sgd, free, n_sgd = 0.0, 0.0, 0
+    # a job that copies an earlier figure's rows (``shared_from``) stands for that figure's job
+    by_name = {(fig["figure"], job["job"]): job for fig in ipums["figures"] for job in fig["jobs"]}
     for fig in ipums["figures"]:
         by_panel: dict[str, dict] = {}
         for job in fig["jobs"]:
@@ -232,6 +234,8 @@ def every_figure_target(figures: dict, ipums: dict, sgd_pass: dict | None = None
                 by_panel.setdefault(dataset, {})[mech] = job
         for jobs in by_panel.values():
             ref = jobs.get("non_private")
+            if ref and ref.get("shared_from"):
+                ref = by_name.get((ref["shared_from"], ref["job"]), ref)
             for job in jobs.values():
                 if not job.get("fits"):
                     continue

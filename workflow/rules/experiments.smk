@@ -25,6 +25,13 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
     validate_claims(_entry.get("claims", []), f"config.yaml {_key}.claims", import_functions=False)
 UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
+# Jobs that an earlier figure's job already computes (the same parameters: Figs. 11-13 of paper
+# 002 repeat curves of Figs. 6, 8 and 9): their result file is that job's rows, relabelled
+# (ldprepro.pipeline.shared_jobs; docs/extending.md).
+SHARED = shared_sources(MEAN_FIGURES)
+# LDP-SGD panels whose cross-validation splits are an earlier figure's (the same panel and split
+# keys): the curves two figures share stay paired with each figure's own.
+SPLITS = split_sources(MEAN_FIGURES)
 # Datasets whose figure jobs run one mechanism each (config.yaml datasets.<name>.one_job_per_mechanism).
 PER_MECHANISM = sorted(n for n, d in config["datasets"].items() if d.get("one_job_per_mechanism"))
 
@@ -33,6 +40,7 @@ rule figure_job:
     input:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",
+        shared=lambda w: list(shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism]).values()),
     output:
         "results/{paper}/{figure}/{dataset}__{mechanism}.parquet",
     log:
@@ -47,7 +55,12 @@ rule figure_job:
     threads: 1
     resources:
         **res(
-            lambda w: f"figure_job.{MEAN_FIGURES[(w.paper, w.figure)]['kind']}",
+            # a job that only copies an earlier figure's rows is sized as a table job
+            lambda w: (
+                "tables"
+                if shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism])
+                else f"figure_job.{MEAN_FIGURES[(w.paper, w.figure)]['kind']}"
+            ),
             entry=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
             card="card",
         ),
@@ -58,6 +71,8 @@ rule figure_job:
         paper=lambda w: w.paper,
         figure=lambda w: w.figure,
         mechanisms=lambda w: [w.mechanism],
+        shared=lambda w: shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism]),
+        split_of=lambda w: SPLITS.get((w.paper, w.figure, w.dataset)),
         seed=config["seed"],
         code=code("experiment_job.py"),
     script:
@@ -77,6 +92,9 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         input:
             parquet="data/processed/{dataset}.parquet",
             card="data/processed/{dataset}.json",
+            shared=lambda w, _p=_paper, _f=_fig, _e=_entry: list(
+                shared_files(SHARED, _p, _f, w.dataset, _e["mechanisms"]).values()
+            ),
         output:
             # in the order of params.mechanisms
             [f"results/{_paper}/{_fig}/{{dataset}}__{m}.parquet" for m in _entry["mechanisms"]],
@@ -100,6 +118,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             paper=_paper,
             figure=_fig,
             mechanisms=_entry["mechanisms"],
+            shared=lambda w, _p=_paper, _f=_fig, _e=_entry: shared_files(SHARED, _p, _f, w.dataset, _e["mechanisms"]),
+            split_of=lambda w, _p=_paper, _f=_fig: SPLITS.get((_p, _f, w.dataset)),
             seed=config["seed"],
             code=code("experiment_job.py"),
         script:

@@ -284,12 +284,16 @@ def run_job(
     paper: str,
     figure: str,
     progress: Callable[[int, int], None] | None = None,
+    split_of: tuple[str, str] | None = None,
 ) -> list[dict]:
     """Every (discretisation × swept parameter × ε × CV repetition × fold) of one mechanism on one
     panel. Panels may override the figure's ``model`` and ``metric``; ``sweep`` (e.g. HierA's
     ``clip``) applies to ``sweep_mechanisms``. ``rep`` = CV repetition × folds + fold. The rows do
     not depend on how the ε values are split across calls. ``progress(done, total)`` is called
-    after each fit (every setting of it)."""
+    after each fit (every setting of it). ``split_of``: the (paper, figure) whose cross-validation
+    splits and visiting orders the panel uses (``ldprepro.pipeline.shared_jobs.split_sources``: the
+    first figure with the same panel and split keys, so that curves two figures share stay paired
+    with each figure's own); default the figure itself."""
     fig = {**fig, **{k: panel[k] for k in ("model", "metric") if k in panel}}
     X, y = design_matrix(df, card, panel)
     if fig.get("max_users"):
@@ -315,7 +319,9 @@ def run_job(
     folds_k = int(fig["folds"])
     rules = group_rules(fig, f"{paper}/{figure}")
     common = {"paper": paper, "figure": figure, "dataset": panel["dataset"]}
-    fits = cv_splits(n, folds_k, int(fig["cv_repetitions"]), seed, common)
+    split_paper, split_figure = split_of or (paper, figure)
+    split = {"paper": split_paper, "figure": split_figure, "dataset": panel["dataset"]}
+    fits = cv_splits(n, folds_k, int(fig["cv_repetitions"]), seed, split)
     n_train_min = min(train.size for _, _, train, _ in fits)
     settings = []
     for disc, combo, eps, rule in itertools.product(

@@ -61,6 +61,19 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike) -> None:
     write_parquet(df, path)
 
 
+def shared_rows(source: str | os.PathLike, paper: str, figure: str, grid) -> pd.DataFrame:
+    """The rows of an earlier figure's job that is this job's computation exactly
+    (``ldprepro.pipeline.shared_jobs``): read and checked against this figure's ``grid``
+    (``verify.job_results``: a damaged or partial file is refused, naming it), relabelled with this
+    job's ``paper`` and ``figure``."""
+    from ldprepro.pipeline.verify import job_results  # lazy: most jobs never share
+
+    df = job_results([source], grid)
+    df["paper"] = paper
+    df["figure"] = figure
+    return df
+
+
 def output_per_name(names: Iterable[str], outputs: Iterable[str | os.PathLike]) -> list[tuple[str, str]]:
     """(name, result file) pairs of a job that writes one file per mechanism (or method), both lists
     in the same order (the rule lists its outputs in the order of its ``mechanisms`` param); a count
