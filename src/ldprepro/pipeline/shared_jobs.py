@@ -3,8 +3,9 @@
 Paper 002's Figs. 11–13 repeat Figs. 6, 8 and 9 with the discretisation post-processing (Alg. 5)
 applied to PM, HM, PM-SUB and HM-TP; their other curves (Laplace, Duchi, Three-Outputs, the
 non-private reference) are the same experiment as in the figure they repeat: same dataset, panel,
-ε, repetitions, model and mechanism parameters. At the census sizes those curves cost about 20 CPU
-minutes when computed twice. Here each job gets an *identity*, the parameters its computation
+ε, repetitions, model and mechanism parameters (at the census sizes, computing them twice was the
+largest avoidable cost of the IPUMS-sized run: timing/ipums_results.md lists the copies and what
+they cost). Here each job gets an *identity*, the parameters its computation
 depends on; a job whose identity an earlier figure's job (in config order) already has is not
 computed again: its result file is that job's rows, relabelled with its own paper and figure.
 
