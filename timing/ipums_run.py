@@ -47,6 +47,7 @@ from figure_times import job_floor, job_resources  # noqa: E402  (one floor arit
 from ipums_render import render  # noqa: E402  (ipums_run.render, as before)
 from machine import describe  # noqa: E402
 
+from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS  # noqa: E402
 from ldprepro.pipeline.shared_jobs import shared_sources  # noqa: E402
 
 IPUMS = {"ipums_br": "br", "ipums_mx": "mx", "ipums_us": "us"}
@@ -71,7 +72,7 @@ def ipums_figures(cfg: dict) -> dict[str, dict]:
 def workflow_shared_jobs(cfg: dict, scale: str) -> dict:
     """The jobs the workflow does not compute twice (``ldprepro.pipeline.shared_jobs``), from the
     experiment figures in the workflow's order, the scale's overrides applied as the workflow does."""
-    sections = {p: cfg.get(p) or {} for p in ("hiera", "ldpfl", "dct", "experiments")} | (cfg.get("papers") or {})
+    sections = {p: cfg.get(p) or {} for p in EXPERIMENT_PAPERS} | (cfg.get("papers") or {})
     figures = {}
     for paper, section in sections.items():
         for fig, entry in section.items():

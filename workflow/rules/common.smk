@@ -9,7 +9,7 @@ from pathlib import Path
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline import resources as job_resources
-from ldprepro.pipeline.mechanism_names import check_config_mechanisms, registered_mechanisms
+from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS, check_config_mechanisms, registered_mechanisms
 from ldprepro.pipeline.scheduler_wakeups import coalesce as coalesce_scheduler_wakeups
 from ldprepro.pipeline.shared_jobs import shared_files, shared_sources, split_sources
 from ldprepro.pipeline.parse import (

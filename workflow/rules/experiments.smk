@@ -9,7 +9,7 @@
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
 # Panels whose dataset cannot be obtained here are drawn as "not available: <reason>".
 EXPERIMENT_SECTIONS = {
-    **{paper: config.get(paper, {}) for paper in ("hiera", "ldpfl", "dct", "experiments")},
+    **{paper: config.get(paper, {}) for paper in EXPERIMENT_PAPERS},
     **config.get("papers", {}),
 }
 MEAN_PAPERS = sorted(EXPERIMENT_SECTIONS)
