@@ -79,9 +79,7 @@ def _encoded_width(cats: list, encoding: str) -> int:
     return 1 if encoding == "ordinal" else len(cats) if encoding == "one_hot" else len(cats) - 1
 
 
-def _encode_categorical_into(
-    block: np.ndarray, values: pd.Series, cats: list, encoding: str, on: float, off: float
-) -> None:
+def _encode_categorical_into(block: np.ndarray, values: pd.Series, cats: list, encoding: str, on: float) -> None:
     """Write the column's encoding into ``block`` (its columns of the design matrix, in place: at
     census sizes, building each attribute's block apart and stacking them cost seconds per job).
     A one-hot or k−1 block must already hold ``off`` everywhere; only its ``on`` cells are set."""
@@ -142,7 +140,7 @@ def design_matrix(df: pd.DataFrame, card: dict, panel: dict) -> tuple[np.ndarray
         if cats is None:
             X[:, start] = to_unit(df[name].to_numpy(dtype=float), cols[name]["domain"])
         else:
-            _encode_categorical_into(X[:, start : start + width], df[name], cats, enc, on, off)
+            _encode_categorical_into(X[:, start : start + width], df[name], cats, enc, on)
         start += width
     if intercept:
         X[:, -1] = 1.0
@@ -244,9 +242,9 @@ def cv_splits(
     if compiled:
         from ldprepro.experiments import _folds_jit
     fits = []
+    train_dtype = np.int32 if n < 2**31 else np.int64
     for cv_rep in range(cv_reps):
         split_seed = int(rng_for(seed, {**common, "cv_rep": cv_rep, "purpose": "folds"}).integers(2**31 - 1))
-        train_dtype = np.int32 if n < 2**31 else np.int64
         for fold, (train, test) in enumerate(shuffled_kfold(n, folds_k, split_seed, train_dtype)):
             # train[permutation(train.size)], from the same draws: Generator.permutation(k) shuffles
             # arange(k), and shuffling the rows themselves makes the same swaps (no gather of the
