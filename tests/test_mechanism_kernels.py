@@ -51,7 +51,7 @@ def test_every_mechanism_has_a_fused_sampler(name):
 @pytest.mark.parametrize("eps", EPS_GRID)
 def test_fused_equals_numpy_bit_for_bit(name, eps, monkeypatch):
     mech = get_mechanism(name, eps)
-    x = _inputs(np.random.default_rng(7), 2 * CHUNK + 123)  # three blocks, the last partial
+    x = _inputs(np.random.default_rng(7), 2 * mech.block_users + 123)  # three blocks, the last partial
     ref, fused = _both_paths(mech, x, monkeypatch)
     _assert_bit_identical(ref, fused, f"{name} at eps={eps}")
 
@@ -104,8 +104,8 @@ def test_shapes_and_strided_inputs(monkeypatch):
 @pytest.mark.parametrize("bad", [1.5, -1.0000001, np.nan])
 def test_fused_refuses_bad_input_like_numpy(name, bad, monkeypatch):
     mech = get_mechanism(name, 1.0)
-    x = np.zeros(CHUNK + 10)
-    x[CHUNK + 3] = bad
+    x = np.zeros(mech.block_users + 10)
+    x[mech.block_users + 3] = bad  # in the second block
     messages = []
     for flag in ("0", "1"):
         monkeypatch.setenv("LDPREPRO_JIT", flag)

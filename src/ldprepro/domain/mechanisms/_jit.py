@@ -295,20 +295,44 @@ def _mixture_two(kind0, kind1, p0, p1, edge, x, u, out):
 
 
 @jit
-def laplace(x, e, bits, scale, out):
-    """``Laplace._perturb_block``: x + E·(b − 2b·bit), ``bits`` the unpacked sign bits."""
-    minus_two_b = -2.0 * scale
+def laplace_words(x, w, ke, we, scale, out, slow, slow_e):
+    """``exponential.laplace_block`` for the words inside their layer's rectangle: x ± b·E with
+    E = ri·WE[layer], minus when bit 0 is set. The other words' indices go to ``slow`` and their
+    ri·WE[layer] to ``slow_e``; :func:`laplace_finish` rewrites their outputs. Returns (inputs
+    valid, number of slow words)."""
     ok = True
+    n_slow = 0
     for i in range(x.size):
         xi = x[i]
         ok &= _valid(xi)
-        sign = bits[i] * 1.0
-        sign *= minus_two_b
-        sign += scale
-        y = e[i] * sign
-        y += xi
-        out[i] = y
-    return ok
+        wi = w[i]
+        layer = (wi >> np.uint64(3)) & np.uint64(255)
+        position = np.int64(wi >> np.uint64(11))
+        e = position * we[layer]
+        noise = e * scale
+        out[i] = xi - noise if wi & np.uint64(1) else xi + noise
+        if position >= ke[layer]:
+            slow[n_slow] = i
+            slow_e[n_slow] = e
+            n_slow += 1
+    return ok, n_slow
+
+
+@jit
+def laplace_finish(x, w, slow, slow_e, exp_minus_e, u, fresh, fe, gap, r, scale, out):
+    """``exponential.finish_slow`` for the slow words of :func:`laplace_words` (``exp_minus_e`` =
+    numpy's exp(−slow_e), as the numpy path computes it), then x ± b·E for them."""
+    for j in range(slow.size):
+        i = slow[j]
+        wi = w[i]
+        layer = (wi >> np.uint64(3)) & np.uint64(255)
+        height = gap[layer] * u[j]
+        height += fe[layer]
+        e = slow_e[j] if height < exp_minus_e[j] else fresh[j]
+        if layer == 0:
+            e = r + fresh[j]
+        noise = e * scale
+        out[i] = x[i] - noise if wi & np.uint64(1) else x[i] + noise
 
 
 @inline

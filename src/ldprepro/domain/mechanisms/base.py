@@ -103,6 +103,8 @@ class Mechanism(ABC):
     discrete: bool = False
     #: True when the output law has an absolutely continuous part.
     continuous: bool = True
+    #: Users per block in ``perturb`` (the random stream is consumed block by block).
+    block_users: int = CHUNK
 
     def __init__(self, eps: float):
         self.eps = check_mechanism_eps(eps, self.name)
@@ -118,8 +120,8 @@ class Mechanism(ABC):
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty_like(flat)
         fused = self._fused_sampler() if flat.size >= FUSED_MIN_SIZE and kernels.enabled() else None
-        for start in range(0, flat.size, CHUNK):
-            block = flat[start : start + CHUNK]
+        for start in range(0, flat.size, self.block_users):
+            block = flat[start : start + self.block_users]
             if fused is None:
                 out[start : start + block.size] = self._checked_block(as_input(block), rng)
             elif not fused(block, rng, out[start : start + block.size]):

@@ -117,13 +117,28 @@ def mixture(edges: np.ndarray, branches: list[tuple[int, tuple, bool, float]]) -
 
 
 def laplace(scale: float) -> Fused:
-    """Fused form of ``Laplace._perturb_block`` (exponentials, then one sign bit per user)."""
+    """Fused form of ``Laplace._perturb_block`` (``exponential.laplace_block``: one 64-bit word
+    per user; the few words outside their layer's rectangle finished with the numpy path's draws
+    and exponentials)."""
+    from ldprepro.domain.mechanisms import exponential
+
     scale = float(scale)
+    table = exponential.tables()
+    slow, slow_e = np.empty(0, dtype=np.int64), np.empty(0)
 
     def fused(x, rng, out):
-        e = rng.standard_exponential(x.size)
-        bits = np.unpackbits(np.frombuffer(rng.bytes((x.size + 7) // 8), dtype=np.uint8), count=x.size)
-        return loops().laplace(x, e, bits, scale, out)
+        nonlocal slow, slow_e
+        if slow.size < x.size:
+            slow, slow_e = np.empty(x.size, dtype=np.int64), np.empty(x.size)
+        jit = loops()
+        w = exponential.words(rng, x.size)
+        ok, k = jit.laplace_words(x, w, table.ke, table.we, scale, out, slow, slow_e)
+        if k:
+            u, fresh = exponential.slow_draws(rng, k)
+            e = slow_e[:k]
+            exp_minus_e = np.exp(-e)
+            jit.laplace_finish(x, w, slow[:k], e, exp_minus_e, u, fresh, table.fe, table.gap, exponential.R, scale, out)
+        return ok
 
     return fused
 
