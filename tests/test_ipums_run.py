@@ -75,3 +75,25 @@ def test_runs_combine_into_one_record_with_their_panels_and_figures_not_run_reco
     again = json.loads((tmp_path / "out2/ipums_results.json").read_text())
     assert again["meta"]["combined_from"] == [*parts, "more/run3.json"]
     assert "Snakemake's benchmark file" in (tmp_path / "out/ipums_results.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "extra", [["--figures", "ldpfl/fig8"], ["--fraction", "0.5"], ["--scale", "smoke"], ["--collect"]]
+)
+def test_everything_runs_every_figure_at_the_papers_sizes_only(extra, capsys):
+    """--everything is one run of the whole workflow at the papers' sizes: refused with a subset of
+    figures, another size, or anything that is not one run."""
+    with pytest.raises(SystemExit) as err:
+        ir.main(["--everything", *extra])
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert "--everything" in message or "--together runs whole figures" in message
+
+
+def test_the_whole_workflows_run_is_described_as_such():
+    out = _run("ldpfl/fig8", "ipums_br__pm", 10.0, "ipums_br")
+    out["meta"] |= {"everything": {"wall_s": 3000.0, "cpu_s": 5940.0}, "together_wall_s": 3000.0}
+    out["totals"] |= {"ipums_panels_projected_cpu_s": 11.0, "measured_cpu_s": 11.0, "projected_hours_on_cores": 0.0,
+                      "peak_rss_mb": 1000.0}  # fmt: skip
+    text = ir.render(out)
+    assert "One run of the whole workflow" in text and "50.0 min wall, 99 min CPU" in text

@@ -43,7 +43,15 @@ def render(out: dict) -> str:
     if meta.get("machine"):
         intro += f" Measured {meta['measured_at'][:10]} on {meta['machine']}."
     one_run = one_complete_run(meta)
-    if one_run and meta.get("together_wall_s") is not None:
+    if one_run and meta.get("everything"):
+        ev = meta["everything"]
+        intro += (
+            f" One run of the whole workflow (its default target: every figure of the five papers, the benchmark, "
+            f"the audit, the report), the IPUMS-sized panels included, on {cores} cores as a user with the data "
+            f"runs it: {ev['wall_s'] / 60:.1f} min wall, {ev['cpu_s'] / 60:.0f} min CPU (Snakemake and every job "
+            f"it ran). The tables below list the {len(results)} figures with an IPUMS or WISDM panel."
+        )
+    elif one_run and meta.get("together_wall_s") is not None:
         intro += (
             f" One run: the {len(results)} figures together, one Snakemake run on {cores} cores as a user runs "
             f"them, {meta['together_wall_s'] / 60:.1f} min wall (reading the extracts included)."

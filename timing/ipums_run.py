@@ -4,6 +4,8 @@ per figure, wall time and peak memory beside the floor arithmetic (flops and ran
     PYTHONPATH=src .venv/bin/python timing/ipums_run.py [--fraction 1] [--scale paper]
         [--figures hiera/fig1 ldpfl/fig8 ...] [--jobs-only DATASET MECHANISM] [--workdir DIR] [--cores 2]
     PYTHONPATH=src .venv/bin/python timing/ipums_run.py --render [--out-dir DIR]   (markdown from the JSON)
+    PYTHONPATH=src .venv/bin/python timing/ipums_run.py --everything [--workdir DIR] [--cores 2]
+        (one run of the whole workflow, IPUMS-sized panels included: ipums_everything.json / .md)
 
 WISDM panels run on SYNTHETIC records in the raw WISDM file's format at its size × the fraction
 (timing/wisdm_scale.py), read by the real reader. ``--jobs-only`` runs of single jobs accumulate in
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -116,9 +119,10 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _snakemake(args, targets: list[str], what: str) -> float:
-    """Run the workflow in the workdir (the repository's config + the overlay) for ``targets``; its
-    wall time in seconds. Exits naming ``what`` when Snakemake fails."""
+def _snakemake(args, targets: list[str], what: str) -> tuple[float, float]:
+    """Run the workflow in the workdir (the repository's config + the overlay) for ``targets`` (none:
+    its default target, everything); its wall time and the CPU time of Snakemake and every job it
+    ran, in seconds. Exits naming ``what`` when Snakemake fails."""
     cmd = [
         sys.executable,
         "-m",
@@ -135,16 +139,18 @@ def _snakemake(args, targets: list[str], what: str) -> float:
         "--rerun-triggers",
         "mtime",
         "--rerun-incomplete",
-        "--",
-        *targets,
+        *(["--", *targets] if targets else []),
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=args.workdir)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         print(proc.stderr[-3000:], file=sys.stderr)
         raise SystemExit(f"{what}: snakemake failed (exit {proc.returncode}); log above")
-    return wall
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, cpu
 
 
 def read_job_logs_of(workdir: Path, fig: str) -> list[dict]:
@@ -203,7 +209,19 @@ def main(argv=None):
         help="one Snakemake run for all the figures (as a user runs them), not one run per figure; each "
         "figure's wall is then its jobs' summed wall, and the run's own wall is recorded",
     )
+    parser.add_argument(
+        "--everything",
+        action="store_true",
+        help="one Snakemake run of the whole workflow (its default target: every figure of the five papers, "
+        "the benchmark, the audit, the report), the IPUMS-sized panels included, as a user with the data runs "
+        "it; records that run's wall and CPU, and the IPUMS figures' jobs as --together does "
+        "(writes ipums_everything.json / .md)",
+    )
     args = parser.parse_args(argv)
+    if args.everything:
+        if args.figures or args.fraction != 1 or args.scale != "paper":
+            parser.error("--everything runs every figure at the papers' sizes: not with --figures, --fraction, --scale")
+        args.together = True
     if args.together and (args.jobs_only or args.collect):
         parser.error("--together runs whole figures: not with --jobs-only or --collect")
     if args.render:
@@ -253,9 +271,12 @@ def main(argv=None):
     startup = job_startup_cpu_s()
     shared = workflow_shared_jobs(cfg, args.scale)
     results, not_run = [], []
-    together_wall = None
-    if args.together:
-        together_wall = _snakemake(args, [f"figures/{fig}.png" for fig in chosen], "the figures together")
+    together_wall = everything = None
+    if args.everything:
+        wall_s, cpu_s = _snakemake(args, [], "the whole workflow")
+        together_wall, everything = wall_s, {"wall_s": wall_s, "cpu_s": cpu_s}
+    elif args.together:
+        together_wall, _ = _snakemake(args, [f"figures/{fig}.png" for fig in chosen], "the figures together")
     for fig in chosen:
         paper, figure = fig.split("/")
         if args.jobs_only:
@@ -276,7 +297,7 @@ def main(argv=None):
                 continue
             wall = sum(j["s"] for j in jobs)  # summed job wall: the figure's own run is not known
         else:
-            wall = _snakemake(args, targets, fig)
+            wall, _ = _snakemake(args, targets, fig)
             jobs = read_job_logs_of(args.workdir, fig)
         entry = figs[fig]
         for job in jobs:
@@ -338,6 +359,8 @@ def main(argv=None):
         "collected": bool(args.collect),
         "wall_source": "job log",
         **({"together_wall_s": together_wall} if together_wall is not None else {}),
+        # --everything: the whole workflow's one run (Snakemake and every job it ran)
+        **({"everything": everything} if everything is not None else {}),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": describe(),
     }
@@ -365,7 +388,7 @@ def main(argv=None):
     }
     out = {"meta": meta, "figures": results, "data_jobs": data_jobs, "totals": totals}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = "ipums_results"
+    stem = "ipums_everything" if args.everything else "ipums_results"
     if args.jobs_only:  # single jobs: merged into the fraction's jobs file, the latest run of each job
         stem = f"ipums_jobs_fraction_{args.fraction:g}"
         out = merge_jobs(args.out_dir / f"{stem}.json", out)
