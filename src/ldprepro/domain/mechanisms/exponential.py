@@ -5,7 +5,7 @@ variate per user, t + b·S·E with E ~ Exp(1) and S an independent fair sign. E 
 & Tsang's ziggurat for the exponential density e^{−x} (J. Stat. Softw. 5(8), 2000, §§2–3: 256
 layers of equal area V, the base layer closing with the tail beyond R), in the form numpy's own
 ``Generator.standard_exponential`` uses: of a 64-bit word w, bits 3–10 pick the layer i and bits
-11–63 the position ri < 2⁵³ in it, x = ri·WE[i]; about 98.9 % of words are inside the layer's
+11–63 the position ri < 2⁵³ in it, x = ri·WE[i]; about 97.8 % of words are inside the layer's
 rectangle (ri < KE[i], :func:`tables`) and x is the draw. The rest go to :func:`finish_slow`: the tail (i = 0)
 gives R + Exp(1) (memorylessness), a wedge (i > 0) accepts x when a uniform height in
 [e^{−x_i}, e^{−x_{i−1}}] lies under e^{−x}, and a rejected word gives a fresh Exp(1) (the method
@@ -108,7 +108,7 @@ def finish_slow(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def exponentials(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One Exp(1) per word of ``w`` (words from :func:`words`); draws from ``rng`` only for the
-    about 1.1 % of words outside their layer's rectangle."""
+    about 2.2 % of words outside their layer's rectangle."""
     t = tables()
     layer, position = _layer_and_position(w)
     e = position * t.we[layer]

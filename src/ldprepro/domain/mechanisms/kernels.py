@@ -124,12 +124,9 @@ def laplace(scale: float) -> Fused:
 
     scale = float(scale)
     table = exponential.tables()
-    slow, slow_e = np.empty(0, dtype=np.int64), np.empty(0)
 
     def fused(x, rng, out):
-        nonlocal slow, slow_e
-        if slow.size < x.size:
-            slow, slow_e = np.empty(x.size, dtype=np.int64), np.empty(x.size)
+        slow, slow_e = np.empty(x.size, dtype=np.int64), np.empty(x.size)  # only ~2 % of them written
         jit = loops()
         w = exponential.words(rng, x.size)
         ok, k = jit.laplace_words(x, w, table.ke, table.we, scale, out, slow, slow_e)
