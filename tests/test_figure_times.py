@@ -470,6 +470,11 @@ def test_one_run_of_the_whole_workflow_decides_the_every_figure_target():
     for meta in ({"collected": True}, {"fraction": 0.5}, {"machine": "x86_64, Intel Xeon (CPython)"}):
         other = {**whole, "meta": {**whole["meta"], **meta}}
         assert tg.every_figure_target(figures, ipums, everything=other)["met"], meta
+    rb = _load_benchmark_module("readme_block")  # the README's performance block says it too
+    whole["meta"]["measured_at"], whole["totals"]["cores"] = "2026-11-27T03:50:00+0000", 2
+    text = rb.block({"mechanisms": []}, None, None, None, whole)
+    assert "The whole workflow in one run" in text and "62.0 min wall, 122 min CPU on 2 cores" in text
+    assert "whole workflow" not in rb.block({"mechanisms": []}, None, None, None, {**whole, "meta": {"fraction": 1}})
 
 
 def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path):
