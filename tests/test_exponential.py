@@ -108,3 +108,15 @@ def test_laplace_sign_is_fair_and_independent_of_the_magnitude():
     assert stats.binomtest(int(negative.sum()), y.size, 0.5).pvalue > 1e-4
     assert stats.ks_2samp(-y[negative], y[~negative]).pvalue > 1e-4
     assert stats.kstest(np.abs(y), "expon").pvalue > 1e-4
+
+
+def test_the_sign_is_bit_0_which_the_magnitude_never_reads():
+    """Independence by construction: flipping bit 0 of every word leaves every magnitude (and every
+    draw of the slow words) unchanged, and the output is negative exactly when bit 0 is set."""
+    n = 200_000
+    w = exponential.words(np.random.default_rng(3), n)
+    e = exponential.exponentials(w, np.random.default_rng(4))
+    flipped = exponential.exponentials(w ^ np.uint64(1), np.random.default_rng(4))
+    assert (e == flipped).all()
+    y = exponential.laplace_block(np.zeros(n), np.random.default_rng(5), 1.0)
+    assert ((y < 0) == (exponential.words(np.random.default_rng(5), n) & np.uint64(1)).astype(bool)).all()
