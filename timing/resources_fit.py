@@ -46,9 +46,8 @@ from resources_report import cluster_block, render, splice  # noqa: E402
 
 from ldprepro.pipeline import resources as R  # noqa: E402
 from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
+from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS  # noqa: E402
 from ldprepro.pipeline.parse import experiment_params  # noqa: E402
-
-MEAN_PAPERS = ("hiera", "ldpfl", "dct", "experiments")
 
 
 def figure_entry(config: dict, section: str, figure: str | None, scale: str) -> dict:
@@ -128,7 +127,7 @@ def classify(rel: str, config: dict, scale: str):
         return "ldpfl_fig1_mechanism", None, "ldpfl:fig1", entry, False
     if head == "ldpfl" and parts[1] == "fig4":
         return "ldpfl_fig4", None, "ldpfl:fig4", figure_entry(config, "ldpfl", "fig4", scale), False
-    if head in MEAN_PAPERS and len(parts) == 3:
+    if head in EXPERIMENT_PAPERS and len(parts) == 3:
         if parts[2] == "figure":
             return "render", None, None, None, False
         entry = figure_entry(config, head, parts[1], scale)
