@@ -32,6 +32,12 @@ SHARED = shared_sources(MEAN_FIGURES)
 # LDP-SGD panels whose cross-validation splits are an earlier figure's (the same panel and split
 # keys): the curves two figures share stay paired with each figure's own.
 SPLITS = split_sources(MEAN_FIGURES)
+
+
+# {mechanism: the earlier figure's result file} for figure_job's one mechanism, if shared
+shared_of_job = lambda w: shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism])
+
+
 # Datasets whose figure jobs run one mechanism each (config.yaml datasets.<name>.one_job_per_mechanism).
 PER_MECHANISM = sorted(n for n, d in config["datasets"].items() if d.get("one_job_per_mechanism"))
 
@@ -40,7 +46,7 @@ rule figure_job:
     input:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",
-        shared=lambda w: list(shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism]).values()),
+        shared=lambda w: list(shared_of_job(w).values()),
     output:
         "results/{paper}/{figure}/{dataset}__{mechanism}.parquet",
     log:
@@ -56,11 +62,7 @@ rule figure_job:
     resources:
         **res(
             # a job that only copies an earlier figure's rows is sized as a table job
-            lambda w: (
-                "tables"
-                if shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism])
-                else f"figure_job.{MEAN_FIGURES[(w.paper, w.figure)]['kind']}"
-            ),
+            lambda w: ("tables" if shared_of_job(w) else f"figure_job.{MEAN_FIGURES[(w.paper, w.figure)]['kind']}"),
             entry=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
             card="card",
         ),
@@ -71,7 +73,7 @@ rule figure_job:
         paper=lambda w: w.paper,
         figure=lambda w: w.figure,
         mechanisms=lambda w: [w.mechanism],
-        shared=lambda w: shared_files(SHARED, w.paper, w.figure, w.dataset, [w.mechanism]),
+        shared=shared_of_job,
         split_of=lambda w: SPLITS.get((w.paper, w.figure, w.dataset)),
         seed=config["seed"],
         code=code("experiment_job.py"),

@@ -15,8 +15,9 @@ digits and rounded once to double (they agree with numpy's to about 10⁻¹⁵ r
 ``tests/test_exponential.py``).
 
 One word per user is half the draws of an exponential plus a separate sign bit, and no logarithm:
-the fused loop (``_jit.laplace_words``) runs the rectangle test, and both it and the numpy path here
-hand the same few slow words to :func:`finish_slow`, so their outputs are bit-identical.
+the fused loop (``_jit.laplace_words``) runs the rectangle test, and ``_jit.laplace_finish`` repeats
+:func:`finish_slow`'s operations in the same order on the same draws, with numpy's exp(−x) computed
+by the caller as here, so the two paths' outputs are bit-identical.
 """
 
 from __future__ import annotations
@@ -91,13 +92,12 @@ def slow_draws(rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray
     return rng.random(k), rng.standard_exponential(k)
 
 
-def finish_slow(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Exp(1) draws for the words that missed their layer's rectangle (the module docstring);
-    ``_jit.laplace_finish`` repeats these operations in the same order."""
+def finish_slow(layer: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Exp(1) draws for the words that missed their layer's rectangle (the module docstring), given
+    each word's layer and x = ri·WE[layer]; ``_jit.laplace_finish`` repeats these operations in the
+    same order."""
     t = tables()
-    layer, position = _layer_and_position(w)
-    x = position * t.we[layer]
-    u, fresh = slow_draws(rng, w.size)
+    u, fresh = slow_draws(rng, x.size)
     height = t.gap[layer] * u
     height += t.fe[layer]
     e = np.where(height < np.exp(-x), x, fresh)
@@ -114,7 +114,7 @@ def exponentials(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     e = position * t.we[layer]
     slow = np.flatnonzero(position >= t.ke[layer])
     if slow.size:
-        e[slow] = finish_slow(w[slow], rng)
+        e[slow] = finish_slow(layer[slow], e[slow], rng)
     return e
 
 
