@@ -144,20 +144,10 @@ class SS(FrequencyOracle):
         """The support counts drawn from their exact *joint* law without per-user draws, shape (k,) or
         (size, k), by the cheaper of two exact samplers (:meth:`tree_is_cheaper`):
 
-        - :func:`_subset_jit.support_counts` (compiled) halves the alphabet: O(k log k)-ish work per
-          draw, drawn one draw at a time;
+        - :func:`_subset_jit.support_counts` (compiled) halves the alphabet: about one binomial per
+          (block of values, occupied need level, likely outcome) per draw, one draw at a time;
         - :meth:`_draw_joint` visits the values in order: O(k × the occupied need levels) per draw,
           vectorised over the draws, so its cost per draw falls as draws are added.
-
-        The values x = 0..k−1 are visited in order. Each user still needs j more elements from its
-        pool (the unvisited elements other than its own value), j starting at d − 1 if its own value
-        was kept (Binomial(c_v, p_true) users of value v) and d otherwise. A uniform subset of the pool
-        takes the next pool element with probability j / |pool|, so the users at need level j who take
-        element x are Binomial(users at j, j / |pool|). The users whose own value is still ahead
-        (pool k − x − 1) are exchangeable, with (kept, level) histogram A; at element x the c_x users
-        of value x are a uniformly random c_x of them (multivariate hypergeometric on A); they skip x,
-        add their kept own values to support_x, and join the users whose own value is behind (pool
-        k − x, histogram B).
         """
         c = _check_true_counts(true_counts, self.k)
         draws = 1 if size is None else int(size)
@@ -177,7 +167,17 @@ class SS(FrequencyOracle):
         return draws <= 2 * self.k
 
     def _draw_joint(self, c: np.ndarray, rng: np.random.Generator, draws: int) -> np.ndarray:
-        """``draws`` independent draws at once (the state is vectorised over them)."""
+        """``draws`` independent draws at once (the state is vectorised over them), visiting the values
+        x = 0..k−1 in order. Each user still needs j more elements from its
+        pool (the unvisited elements other than its own value), j starting at d − 1 if its own value
+        was kept (Binomial(c_v, p_true) users of value v) and d otherwise. A uniform subset of the pool
+        takes the next pool element with probability j / |pool|, so the users at need level j who take
+        element x are Binomial(users at j, j / |pool|). The users whose own value is still ahead
+        (pool k − x − 1) are exchangeable, with (kept, level) histogram A; at element x the c_x users
+        of value x are a uniformly random c_x of them (multivariate hypergeometric on A); they skip x,
+        add their kept own values to support_x, and join the users whose own value is behind (pool
+        k − x, histogram B).
+        """
         k, d = self.k, self.d
         levels = np.arange(d + 1)
         kept_all = rng.binomial(c, self.p_true, size=(draws, k))
