@@ -23,8 +23,10 @@ a single user's report, by halving the alphabet:
   (outsiders of L, insiders of R).
 - A leaf {x}: support_x = the outsiders that need 1 element (x itself) + the kept insiders (value x).
 
-Cost per draw: about one binomial per (node, occupied level, likely outcome), O(k log k) for
-moderate n, against O(k × occupied levels) for visiting the values one at a time.
+Cost per draw: about one binomial per (node, occupied need level, likely outcome), drawn one draw
+at a time; visiting the values one at a time (``SS._draw_joint``) costs a binomial per (value,
+occupied need level) but is vectorised over the draws. ``SS.tree_is_cheaper`` picks between them
+(measured: timing/ss_samplers.md). Memory: the state is O(draws × k), the scratch n + k + 2 entries.
 
 Hypergeometric weights are computed by the ratio of neighbouring terms from the mode outwards, as
 far as they stay above 10⁻²⁰ of the mode's (:data:`TAIL`): the omitted outcomes together weigh
@@ -51,9 +53,9 @@ FEW_USERS = 2
 @jit
 def _weights(N, K, j, w, order, acc):
     """Hypergeometric(N, K, j) (elements in the K-part of a uniform j-subset of N) on its outcomes
-    lo, lo + 1, … : fills w[t] ∝ Pr(lo + t) (weight 1 at the mode's left end … up to TAIL of the
-    mode), ``order`` with the t by decreasing weight and ``acc`` with the suffix sums over that
-    order. Returns (lo, number of outcomes)."""
+    lo, lo + 1, … (the outcomes from the mode outwards while their weight is at least TAIL × the
+    mode's): fills w[t] ∝ Pr(lo + t) (w[0] = 1), ``order`` with the t by decreasing weight and
+    ``acc`` with the suffix sums over that order. Returns (lo, number of outcomes)."""
     low = max(0, j - (N - K))
     high = min(j, K)
     mode = ((j + 1) * (K + 1)) // (N + 2)
@@ -67,7 +69,7 @@ def _weights(N, K, j, w, order, acc):
             break
         i -= 1
     lo = i
-    # weights from lo upwards, relative to the mode (w at the mode is recomputed, not forced to 1)
+    # weights from lo upwards, relative to w[lo] = 1, until past the mode they fall below TAIL × the peak
     w[0] = 1.0
     t = 0
     peak = 1.0
