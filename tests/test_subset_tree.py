@@ -24,6 +24,7 @@ ALPHA = 1e-4
 
 # (k, d, ε, true counts): odd k (uneven halves), d = 1 and d = k − 1, values without users, one value
 SMALL = [
+    (2, 1, 1.0, [3, 2]),
     (3, 1, 1.0, [1, 1, 1]),
     (4, 2, 1.0, [1, 2, 0, 1]),
     (5, 2, 0.7, [2, 0, 1, 0, 2]),
@@ -108,6 +109,12 @@ def test_moments_on_a_larger_alphabet_with_uneven_halves():
     var = c * o.p_true * (1 - o.p_true) + (n - c) * o.p_other * (1 - o.p_other)
     mean_ok(sup, c * o.p_true + (n - c) * o.p_other, var)
     var_ok(sup, var)
+
+
+def test_no_users_give_no_support():
+    o = SS(9, 1.0)
+    out = support_counts(np.zeros(9, dtype=np.int64), o.p_true, o.d, 3, rng_for(SEED, "empty"))
+    assert out.shape == (3, 9) and not out.any()
 
 
 def test_the_oracle_halves_the_alphabet_exactly_when_draws_are_at_most_twice_k(monkeypatch):
