@@ -5,6 +5,7 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 spec = importlib.util.spec_from_file_location("figure_times", Path(__file__).parents[1] / "timing/figure_times.py")
@@ -669,3 +670,46 @@ def test_the_ipums_figures_target_is_decided_by_one_measured_run():
         row = tg.ipums_figures_target({**together, "meta": {**together["meta"], **meta}})
         assert not row["met"] and row["explanation"].startswith("NOT DECIDED")
     assert tg.ipums_run_wall(together) == 3580.0 and tg.ipums_run_wall(ipums) == 3700.0
+
+
+def test_the_extra_repetitions_are_priced_from_the_compute_jobs_work(tmp_path):
+    """papers_reps: a figure with test_reps / claim_reps above its paper's reps has its compute jobs'
+    work (CPU after start-up, render jobs excluded) × (1 − reps/run_reps) priced; the offline target
+    states it as a projection beside the measured run."""
+    pr = _load_benchmark_module("papers_reps")
+    config = {
+        "seed": 1,
+        "hiera": {"fig2": {"reps": 100, "test_reps": 400}, "fig3": {"reps": 100}},
+        "bshp": {"fig4": {"reps": 20, "claim_reps": 500}, "fig5": {"reps": 20, "claim_reps": 10}},
+    }
+    assert [(r["paper"], r["figure"], r["key"]) for r in pr.extra_repetitions(config)] == [
+        ("hiera", "fig2", "test_reps"),
+        ("bshp", "fig4", "claim_reps"),
+    ]
+    logs = pd.DataFrame(
+        [
+            {"log": "hiera/fig2/synth_a", "rule": "panel_job_hiera_fig2", "cpu_s": 40.5, "setup_cpu_s": 0.5},
+            {"log": "hiera/fig2/synth_b", "rule": "panel_job_hiera_fig2", "cpu_s": 20.5, "setup_cpu_s": 0.5},
+            {"log": "hiera/fig2/figure", "rule": "figure_hiera_fig2", "cpu_s": 4.0, "setup_cpu_s": 0.8},
+            {"log": "hiera/fig3/synth_a", "rule": "panel_job_hiera_fig3", "cpu_s": 9.0, "setup_cpu_s": 0.5},
+            {"log": "bshp/fig4/sf", "rule": "bshp_job_fig4", "cpu_s": 25.4, "setup_cpu_s": 0.4},
+        ]
+    )
+    priced = pr.price(config, logs)
+    by = {r["figure"]: r for r in priced["figures"]}
+    assert by["fig2"]["jobs"] == 2 and by["fig2"]["work_cpu_s"] == 60.0 and by["fig2"]["extra_cpu_s"] == 45.0
+    assert by["fig4"]["extra_cpu_s"] == 25.0 * (1 - 20 / 500)
+    assert priced["saved_cpu_s"] == 45.0 + 24.0
+    text = pr.markdown(priced, 300.0, 2)
+    assert "In all **69.0 s**" in text and "about 231.0 s CPU, at least 1.9 min on 2 cores (not measured)" in text
+    tg = _load_benchmark_module("targets")
+    totals = {
+        "run_wall_s": 160.0, "run_cpu_s": 300.0, "cores": 2, "jobs": 6, "load_before": 0.1, "fixed_cpu_s": 3.0,
+        "snakemake_cpu_s": 1.0, "setup_cpu_s": 2.0, "outside_jobs_cpu_s": 0.0, "work_cpu_s": 297.0, "floor_s": 60.0,
+    }  # fmt: skip
+    figures = {"cpus": 2, "figures": [{"floor_cpu_s": 50.0, "cpu_over_floor": 1.2}], "totals": {}}
+    plain = tg.offline_target({**figures, "accounts": {"totals": totals}})["explanation"]
+    assert "papers' repetitions" not in plain
+    note = tg.offline_target({**figures, "accounts": {"totals": totals, "extra_repetitions": priced}})["explanation"]
+    assert note.startswith(plain) and "1.1 min CPU is the repetitions beyond the papers'" in note
+    assert "(hiera fig2, bshp fig4: `test_reps`/`claim_reps`)" in note and "at least 1.9 min on 2 cores" in note

@@ -25,7 +25,6 @@ no number is typed by hand). ``--quick`` (< 2 minutes) uses smaller n and fewer 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime as dt
 import json
 import os
@@ -43,7 +42,7 @@ from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, ma
 from ldprepro.pipeline.seeding import rng_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import SIZES, measure, pair, slow_repeats  # noqa: E402  (beside this script)
+from bench_common import SIZES, measure, pair, pin_allocator, slow_repeats  # noqa: E402  (beside this script)
 from bench_jobs import bench_jobs  # noqa: E402
 from bench_render import to_markdown  # noqa: E402
 from machine import cpu_model  # noqa: E402
@@ -296,19 +295,6 @@ def bench_sufficient(quick: bool, repeats: int, rng) -> list[dict]:
         )
     )
     return rows
-
-
-def pin_allocator() -> bool:
-    """glibc only: large arrays stay on the heap and freed memory is kept (``mallopt``), so no
-    measurement pays page faults that depend on what earlier ones freed. Without it the discretised
-    samplers' own draws (two ``Generator.random(10⁶)`` calls) measured 4.4 or 7.3 ms in the same
-    script, depending on the allocations before them. True when pinned."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_mmap_threshold = -1, -3
-        return bool(libc.mallopt(m_mmap_threshold, 1 << 30) and libc.mallopt(m_trim_threshold, 1 << 31))
-    except (OSError, AttributeError):
-        return False
 
 
 def main(argv=None):

@@ -111,8 +111,24 @@ def offline_target(figures: dict) -> dict:
         f"per reported user and repetition, at the repetitions that give the verdicts their power) take "
         f"{floor / 60:.1f} min CPU and the jobs they model run at {modelled_cpu / floor:.1f}× it; the floors priced "
         f"per rule family (figure_times.md) add to {acc['floor_s'] / 60:.1f} min CPU, "
-        f"{acc['floor_s'] / cpus / 60:.1f} min on {cpus} cores",
+        f"{acc['floor_s'] / cpus / 60:.1f} min on {cpus} cores"
+        + _extra_repetitions_note(figures.get("accounts") or {}, cpu, cpus),
     }
+
+
+def _extra_repetitions_note(accounts: dict, cpu: float, cpus: int) -> str:
+    """The extra repetitions for the claims' tests, priced by figure_times.py (papers_reps.py)."""
+    extra = accounts.get("extra_repetitions") or {}
+    if not extra.get("figures"):
+        return ""
+    names = ", ".join(f"{r['paper']} {r['figure']}" for r in extra["figures"])
+    left = cpu - extra["saved_cpu_s"]
+    return (
+        f". Of the jobs' work, {extra['saved_cpu_s'] / 60:.1f} min CPU is the repetitions beyond the papers' that "
+        f"size the claims' tests ({names}: `test_reps`/`claim_reps`); at the papers' repetitions the run would take "
+        f"about {left / 60:.1f} min CPU, at least {left / cpus / 60:.1f} min on {cpus} cores (a projection from "
+        "this run's job times, not measured; those claims' tests would lose the power declared for them)"
+    )
 
 
 def fixed_cost_target(figures: dict) -> dict:

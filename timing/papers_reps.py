@@ -1,0 +1,83 @@
+"""What the offline run's extra repetitions cost (issue 27; not a test).
+
+Some figures run more repetitions than their paper: ``test_reps`` (HierA Figs. 1–2, DCT Fig. 2)
+and ``claim_reps`` (BSHP Figs. 1–5) size the claims' statistical tests (their power is declared in
+``config.yaml`` beside each); the paper's ``reps`` draw the plotted curve. This module prices them
+from one run's job logs: a compute job of such a figure (its panel jobs, not its render job) spends
+its work — its CPU after start-up (``setup_cpu_s``) — on its repetitions, so at the paper's
+repetitions it would spend work × reps / run_reps. The result is a projection from measured job
+times, not a measurement, and says so wherever it is printed (``figure_times.md``, ``targets.md``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+#: the config keys of the extra repetitions, as the jobs read them (max(reps, key))
+EXTRA_KEYS = ("test_reps", "claim_reps")
+
+
+def extra_repetitions(config: dict) -> list[dict]:
+    """(paper, figure, reps, run_reps, key) of every figure whose jobs run more repetitions than its
+    paper's ``reps``."""
+    out = []
+    for paper, section in config.items():
+        if not isinstance(section, dict):
+            continue
+        for figure, entry in section.items():
+            if not (isinstance(entry, dict) and figure.startswith("fig") and "reps" in entry):
+                continue
+            for key in EXTRA_KEYS:
+                run_reps = int(entry.get(key, 0))
+                if run_reps > int(entry["reps"]):
+                    out.append(
+                        {"paper": paper, "figure": figure, "reps": int(entry["reps"]), "run_reps": run_reps, "key": key}
+                    )
+    return out
+
+
+def price(config: dict, job_logs: pd.DataFrame) -> dict:
+    """The extra repetitions' CPU in one run: per figure, its compute jobs (logs under
+    ``<paper>/<figure>/`` whose rule is not a render rule), their work and the part of it the extra
+    repetitions take; in all, ``saved_cpu_s``."""
+    rows = []
+    for fig in extra_repetitions(config):
+        prefix = f"{fig['paper']}/{fig['figure']}/"
+        jobs = job_logs[job_logs["log"].str.startswith(prefix) & ~job_logs["rule"].str.contains("figure")]
+        if jobs.empty:
+            continue
+        work = float((jobs["cpu_s"] - jobs["setup_cpu_s"].fillna(0.0)).sum())
+        rows.append(
+            {
+                **fig,
+                "jobs": len(jobs),
+                "work_cpu_s": work,
+                "extra_cpu_s": work * (1.0 - fig["reps"] / fig["run_reps"]),
+            }
+        )
+    return {"figures": rows, "saved_cpu_s": sum(r["extra_cpu_s"] for r in rows)}
+
+
+def markdown(priced: dict, run_cpu_s: float | None, cores: int | None) -> str:
+    """A paragraph for figure_times.md."""
+    if not priced or not priced["figures"]:
+        return ""
+    parts = [
+        f"{r['paper']} {r['figure']} ({r['key']} {r['run_reps']} vs the paper's {r['reps']}: "
+        f"{r['extra_cpu_s']:.1f} of {r['work_cpu_s']:.1f} s over {r['jobs']} jobs)"
+        for r in priced["figures"]
+    ]
+    text = (
+        "\n## The extra repetitions (projection)\n\n"
+        "Figures that run more repetitions than their paper, for their claims' tests, and the CPU "
+        "those extra repetitions take in this run, assuming a compute job's work (its CPU after "
+        f"start-up) is proportional to its repetitions (timing/papers_reps.py): {'; '.join(parts)}. "
+        f"In all **{priced['saved_cpu_s']:.1f} s**"
+    )
+    if run_cpu_s and cores:
+        left = run_cpu_s - priced["saved_cpu_s"]
+        text += (
+            f": at the papers' repetitions this run would take about {left:.1f} s CPU, "
+            f"at least {left / cores / 60:.1f} min on {cores} cores (not measured)"
+        )
+    return text + ".\n"
