@@ -250,8 +250,11 @@ def mean_error_rows(
         # one keyed generator per repetition, built together (rngs_for: rng_for's, state for state);
         # the errors of all repetitions in one array pass (each row reduced as a lone one would be)
         gens = rngs_for(seed, [{**key, "eps": eps, "rep": rep} for rep in range(int(reps))])
+        if not gens:
+            continue
         err = np.array([np.atleast_1d(est.estimate(x, rng)) for rng in gens]).reshape(len(gens), -1) - truth
-        for rep, (a, s) in enumerate(zip(np.abs(err).mean(axis=1).tolist(), (err**2).mean(axis=1).tolist())):
-            rows.append({**common, "rep": rep, "metric": "abs_error", "value": a})
-            rows.append({**common, "rep": rep, "metric": "sq_error", "value": s})
+        abs_errors, sq_errors = np.abs(err).mean(axis=1).tolist(), (err**2).mean(axis=1).tolist()
+        for rep, (abs_error, sq_error) in enumerate(zip(abs_errors, sq_errors)):
+            rows.append({**common, "rep": rep, "metric": "abs_error", "value": abs_error})
+            rows.append({**common, "rep": rep, "metric": "sq_error", "value": sq_error})
     return rows
