@@ -64,7 +64,7 @@ def markdown(priced: dict, run_cpu_s: float | None, cores: int | None) -> str:
         return ""
     parts = [
         f"{r['paper']} {r['figure']} ({r['key']} {r['run_reps']} vs the paper's {r['reps']}: "
-        f"{r['extra_cpu_s']:.1f} of {r['work_cpu_s']:.1f} s over {r['jobs']} jobs)"
+        f"{r['extra_cpu_s']:.1f} of {r['work_cpu_s']:.1f} s over {r['jobs']} job{'s' if r['jobs'] != 1 else ''})"
         for r in priced["figures"]
     ]
     text = (
