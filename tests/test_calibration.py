@@ -15,7 +15,8 @@ from scipy import stats
 
 from ldprepro.claims import calibration as cal
 from ldprepro.claims.calibration_page import markdown
-from ldprepro.claims.stats import ALPHA, equivalence_point, ratio_of_means_point
+from ldprepro.claims.power import ALPHA
+from ldprepro.claims.stats import equivalence_point, ratio_of_means_point
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -171,7 +171,7 @@ def test_claim_points_table_lists_every_point_with_its_scale_level_and_sides():
 
 
 def test_tiny_p_values_are_printed_as_such_never_zero():
-    from ldprepro.claims.stats import format_p
+    from ldprepro.claims.multiplicity import format_p
 
     assert format_p(0.0) == "< 1e-300" and format_p(1e-320) == "< 1e-300"
     assert format_p(0.0123) == "0.0123" and format_p(None) == "—"
@@ -180,7 +180,7 @@ def test_tiny_p_values_are_printed_as_such_never_zero():
 def test_joint_power_matches_the_one_point_formula_and_simulation():
     from scipy import stats as st
 
-    from ldprepro.claims.stats import joint_reps_needed
+    from ldprepro.claims.power import joint_reps_needed
 
     # one two-sided point: the textbook n = ((z_.975 + z_.8)·σ/δ)² (within rounding)
     n1 = joint_reps_needed([(1.0, 0.2, math.nan)])

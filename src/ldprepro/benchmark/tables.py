@@ -8,7 +8,7 @@ import pandas as pd
 
 from ldprepro.benchmark.privacy import privacy_table
 from ldprepro.benchmark.winners import rank_cells, winners
-from ldprepro.claims.stats import format_p
+from ldprepro.claims.multiplicity import format_p
 
 TASK_TITLES = {
     "mean": "Mean estimation (MSE of the mean)",

@@ -6,24 +6,23 @@ A *point* is one test at one scope point: a paired comparison on the repetition 
 Wilcoxon signed-rank test with the Hodges–Lehmann estimate and its distribution-free interval),
 the ratio of the mean errors with the paired t test and Fieller interval (``ratio_of_means_point``), a trend
 (``trend_point``), equivalence by TOST (``equivalence_point``, ``proportion_equivalence_point``),
-exact computation (``exact_point``) and identical output laws (``tie_point``); ``holm`` is the
-Holm–Bonferroni correction, ``reps_needed`` the power calculation. Tests on constructed cases:
-tests/test_verdicts.py.
+exact computation (``exact_point``) and identical output laws (``tie_point``). The level, power and
+sample sizes are in ``claims.power``; Holm's correction and the printing of p-values in
+``claims.multiplicity``. Tests on constructed cases: tests/test_verdicts.py.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ldprepro.pipeline.laws import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
+from ldprepro.claims.multiplicity import format_p
+from ldprepro.claims.power import ALPHA, POWER, mde_test_scale, z_quantile
+from ldprepro.pipeline.laws import norm_cdf, norm_sf, t_cdf, t_ppf, t_sf
 
-ALPHA = 0.05
-POWER = 0.80
 #: Above this many pairs the Hodges–Lehmann interval (O(n²) Walsh averages) is replaced by the
 #: t interval, which the central limit theorem makes accurate at that size.
 _HL_MAX_N = 2000
@@ -68,26 +67,6 @@ class Point:
 # --------------------------------------------------------------------------------------------
 # Points
 # --------------------------------------------------------------------------------------------
-def _z(q: float) -> float:
-    return float(norm_ppf(q))
-
-
-def _mde_test_scale(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
-    """Smallest true mean difference a two-sided level-α test detects with the given power."""
-    if n < 2 or not np.isfinite(sd):
-        return math.inf
-    return (_z(1 - alpha / 2) + _z(power)) * sd / math.sqrt(n)
-
-
-def reps_needed(sd: float, delta: float, alpha: float = ALPHA, power: float = POWER) -> float:
-    """n ≈ ((z₁₋α/₂ + z₁₋β)·σ_d / δ)², the repetitions that detect a true effect δ (test scale)."""
-    if not np.isfinite(sd) or not np.isfinite(delta) or delta == 0:
-        return math.inf
-    if sd == 0:
-        return 2.0
-    return float(math.ceil(((_z(1 - alpha / 2) + _z(power)) * sd / abs(delta)) ** 2))
-
-
 def _hodges_lehmann(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
     """Hodges–Lehmann estimate (median of the Walsh averages) and its distribution-free
     (1 − α) interval from the normal approximation of the signed-rank statistic."""
@@ -95,7 +74,7 @@ def _hodges_lehmann(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
     i, j = np.triu_indices(n)
     w = np.sort((d[i] + d[j]) / 2.0)
     big_n = w.size
-    k = int(math.floor(n * (n + 1) / 4 - _z(1 - alpha / 2) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24)))
+    k = int(math.floor(n * (n + 1) / 4 - z_quantile(1 - alpha / 2) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24)))
     k = min(max(k, 0), big_n - 1)
     return float(np.median(w)), float(w[k]), float(w[big_n - 1 - k])
 
@@ -148,7 +127,7 @@ def paired_point(a, b, label: str, *, log: bool = True, claim_a_lower: bool = Tr
     d = np.log(a) - np.log(b) if log else a - b
     name, est, lo, hi, p = _location_test(d, alpha)
     sd = float(d.std(ddof=1))
-    mde = _mde_test_scale(sd, n, alpha)
+    mde = mde_test_scale(sd, n, alpha)
     favours = est < 0 if claim_a_lower else est > 0
     if log:
         name += " on log-ratios"
@@ -227,7 +206,7 @@ def ratio_of_means_point(a, b, label: str, *, claim_a_lower: bool = True, alpha:
     lo, hi = (math.exp(est),) * 2 if sd == 0 else _fieller(a, b, float(t_ppf(1 - alpha / 2, n - 1)))
     favours = est < 0 if claim_a_lower else est > 0
     test = "ratio of means, paired t with Fieller interval"
-    mde = math.exp(_mde_test_scale(sd, n, alpha))
+    mde = math.exp(mde_test_scale(sd, n, alpha))
     return Point(label, test, math.exp(est), lo, hi, p, favours, n, sd, mde, null=1.0, scale="ratio of means A/B")
 
 
@@ -276,7 +255,7 @@ def equivalence_point(
         bool(equivalent),
         n,
         sd,
-        conv(_mde_test_scale(sd, n, alpha)),
+        conv(mde_test_scale(sd, n, alpha)),
         null=1.0 if log else 0.0,
         note=f"non-equivalence p = {format_p(p_out)}" + (" (significant)" if p_out < alpha else ""),
         ci_level=1 - 2 * alpha,
@@ -309,7 +288,7 @@ def _equivalence_of_means(a: np.ndarray, b: np.ndarray, label: str, margin: floa
         bool(equivalent),
         n,
         sd,
-        math.exp(_mde_test_scale(sd, n, alpha)),
+        math.exp(mde_test_scale(sd, n, alpha)),
         null=1.0,
         note=f"non-equivalence p = {format_p(p_out)}" + (" (significant)" if p_out < alpha else ""),
         ci_level=1 - 2 * alpha,
@@ -330,7 +309,7 @@ def proportion_equivalence_point(
     se = math.sqrt((1 - p_exact) / (n * p_exact))
     m = math.log(margin)
     p_eq = float(max(norm_sf((est + m) / se), norm_cdf((est - m) / se)))
-    half = _z(1 - alpha) * se
+    half = z_quantile(1 - alpha) * se
     return Point(
         label,
         f"TOST on a proportion (margin ×{margin:g})",
@@ -341,7 +320,7 @@ def proportion_equivalence_point(
         bool(p_eq < alpha),
         int(n),
         se * math.sqrt(n),
-        math.exp(_mde_test_scale(se * math.sqrt(n), int(n), alpha)),
+        math.exp(mde_test_scale(se * math.sqrt(n), int(n), alpha)),
         null=1.0,
         ci_level=1 - 2 * alpha,
         sides=1,
@@ -386,7 +365,7 @@ def trend_point(
     se = math.sqrt(s2 / sxx)
     tq = float(t_ppf(1 - alpha / 2, df))
     p = float(2 * t_sf(abs(slope) / se, df)) if se > 0 else (0.0 if slope != 0 else 1.0)
-    mde = (tq + _z(POWER)) * se
+    mde = (tq + z_quantile(POWER)) * se
     scale = ("log " if log else "") + "metric per unit " + ("log " if log_x else "") + "parameter"
     favours = slope < 0 if decreasing else slope > 0
     # sd of one repetition's slope-equivalent, for the power formula: se·√r
@@ -430,83 +409,3 @@ def tie_point(label: str, note: str) -> Point:
         note=note,
         null=1.0,
     )
-
-
-def _ascending(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(p, an all-NaN output of its shape, the indices of its finite values in ascending order)."""
-    p = np.asarray(p_values, dtype=float)
-    ok = np.flatnonzero(np.isfinite(p))
-    return p, np.full(p.shape, np.nan), ok[np.argsort(p[ok], kind="mergesort")]
-
-
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm–Bonferroni step-down adjusted p-values (NaN stays NaN)."""
-    p, out, order = _ascending(p_values)
-    m = order.size
-    running = 0.0
-    for rank, idx in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[idx]))
-        out[idx] = running
-    return out
-
-
-def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
-    """Benjamini–Hochberg step-up q-values (false discovery rate; NaN stays NaN)."""
-    p, out, order = _ascending(p_values)
-    m = order.size
-    if m == 0:
-        return out
-    q = p[order] * m / np.arange(1, m + 1)
-    out[order] = np.minimum(1.0, np.minimum.accumulate(q[::-1])[::-1])
-    return out
-
-
-#: Probabilities below this are printed as such: a double cannot tell them apart from 0 reliably.
-P_FLOOR = 1e-300
-
-
-def format_p(p: float | None) -> str:
-    """A p-value as printed: 3 significant digits, '< 1e-300' below the floor (never 0), '—' if none."""
-    if p is None or not np.isfinite(p):
-        return "—"
-    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.3g}"
-
-
-def _point_power(n: int, sd: float, delta: float, margin: float, alpha: float) -> float:
-    """Power at ``n`` repetitions of one point's test (normal approximation, test scale): the
-    two-sided test in the direction of ``delta``, or TOST when ``margin`` is finite."""
-    if sd == 0:
-        return 1.0 if (not np.isfinite(margin) and delta != 0) or abs(delta) < margin else 0.0
-    se = sd / math.sqrt(n)
-    if np.isfinite(margin):  # TOST: both one-sided tests reject
-        z = _z(1 - alpha)
-        return max(0.0, float(norm_cdf((margin - delta) / se - z) + norm_cdf((margin + delta) / se - z) - 1))
-    return float(norm_cdf(abs(delta) / se - _z(1 - alpha / 2)))
-
-
-def joint_reps_needed(
-    points: Sequence[tuple[float, float, float]], alpha: float = ALPHA, power: float = POWER, cap: int = 10**6
-) -> float:
-    """The repetitions at which every point of a universal claim is significant in its favour with
-    probability ``power`` (the intersection–union test's power: the product of the points' powers,
-    independent points assumed). ``points``: (sd, effect, margin) on the test scale per point, margin
-    NaN except for TOST (equivalence power). ``inf`` when no n up to ``cap`` suffices (e.g. a zero
-    effect, or an effect outside the equivalence margin)."""
-    pts = [(float(sd), float(d), float(m)) for sd, d, m in points]
-    if not pts or any(not np.isfinite(sd) or not np.isfinite(d) for sd, d, _ in pts):
-        return math.inf
-    if any((np.isfinite(m) and abs(d) >= m) or (not np.isfinite(m) and d == 0) for _, d, m in pts):
-        return math.inf
-
-    def ok(n: int) -> bool:
-        return float(np.prod([_point_power(n, sd, d, m, alpha) for sd, d, m in pts])) >= power
-
-    lo, hi = 2, 2
-    while not ok(hi):
-        lo, hi = hi, hi * 2
-        if hi > cap:
-            return math.inf
-    while lo < hi:  # smallest n in (lo, hi] with ok(n); power is increasing in n
-        mid = (lo + hi) // 2
-        lo, hi = (mid + 1, hi) if not ok(mid) else (lo, mid)
-    return float(hi)

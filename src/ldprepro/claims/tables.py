@@ -10,7 +10,7 @@ import os
 
 import pandas as pd
 
-from ldprepro.claims.stats import benjamini_hochberg, format_p
+from ldprepro.claims.multiplicity import benjamini_hochberg, format_p
 from ldprepro.pipeline.io import write_parquet
 
 ORDER = ("holds", "does not hold", "inconclusive", "not testable")

@@ -33,19 +33,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ldprepro.claims.multiplicity import format_p, holm
+from ldprepro.claims.power import ALPHA, POWER, joint_reps_needed, reps_needed
 from ldprepro.claims.stats import (
-    ALPHA,
-    POWER,
     Point,
     equivalence_point,
     exact_point,
-    format_p,
-    holm,
-    joint_reps_needed,
     paired_point,
     proportion_equivalence_point,
     ratio_of_means_point,
-    reps_needed,
     tie_point,
     trend_point,
 )
