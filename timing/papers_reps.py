@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-#: the config keys of the extra repetitions, as the jobs read them (max(reps, key))
-EXTRA_KEYS = ("test_reps", "claim_reps")
+from ldprepro.pipeline.repetitions import extra_key, repetitions_run
 
 
 def extra_repetitions(config: dict) -> list[dict]:
     """(paper, figure, reps, run_reps, key) of every figure whose jobs run more repetitions than its
-    paper's ``reps``."""
+    paper's ``reps`` (the rule: ``ldprepro.pipeline.repetitions``)."""
     out = []
     for paper, section in config.items():
         if not isinstance(section, dict):
@@ -27,12 +26,17 @@ def extra_repetitions(config: dict) -> list[dict]:
         for figure, entry in section.items():
             if not (isinstance(entry, dict) and figure.startswith("fig") and "reps" in entry):
                 continue
-            for key in EXTRA_KEYS:
-                run_reps = int(entry.get(key, 0))
-                if run_reps > int(entry["reps"]):
-                    out.append(
-                        {"paper": paper, "figure": figure, "reps": int(entry["reps"]), "run_reps": run_reps, "key": key}
-                    )
+            key = extra_key(entry)
+            if key is not None:
+                out.append(
+                    {
+                        "paper": paper,
+                        "figure": figure,
+                        "reps": int(entry["reps"]),
+                        "run_reps": repetitions_run(entry),
+                        "key": key,
+                    }
+                )
     return out
 
 

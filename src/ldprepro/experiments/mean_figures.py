@@ -18,6 +18,7 @@ import pandas as pd
 from ldprepro.data.transform import to_unit
 from ldprepro.experiments.mean import mean_error_rows
 from ldprepro.pipeline.errors import BadInput
+from ldprepro.pipeline.repetitions import repetitions_run
 
 CURVE_PARAMS = ("alpha", "discretize", "mu", "clip", "eps", "group_rule")
 
@@ -69,8 +70,9 @@ def budget_fraction(fig: dict, panel: dict, d_numeric: int, card: dict | None = 
 
 def run_reps(fig: dict) -> int:
     """Repetitions a job runs: the paper's ``reps`` (which draw the curve) or more when the figure
-    asks for ``test_reps`` (extra repetitions of ours, for the claims' tests to have power)."""
-    return max(int(fig["reps"]), int(fig.get("test_reps", 0)))
+    asks for ``test_reps`` (extra repetitions of ours, for the claims' tests to have power; the rule's
+    home is ``pipeline.repetitions``)."""
+    return repetitions_run(fig)
 
 
 def check_sizes(sizes, n_rows: int, dataset: str, paper: str, figure: str, max_users=None) -> None:

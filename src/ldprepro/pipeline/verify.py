@@ -27,6 +27,7 @@ import pandas as pd
 
 from ldprepro.pipeline.errors import DamagedInput
 from ldprepro.pipeline.integrity import OUTPUT_ROOTS, sha256_file, sidecar
+from ldprepro.pipeline.repetitions import repetitions_run
 
 KEY_COLUMNS = ["paper", "figure", "dataset", "mechanism", "eps", "rep", "metric", "value"]
 
@@ -300,7 +301,7 @@ def experiment_grid(fig: dict) -> Grid:
     if fig.get("kind") == "sgd":
         reps = int(fig["cv_repetitions"]) * int(fig["folds"])
     else:
-        reps = max(int(fig["reps"]), int(fig.get("test_reps", 0)))
+        reps = repetitions_run(fig)
         if fig.get("sizes"):
             axes["n_users"] = list(fig["sizes"])
     return Grid(eps=list(fig["eps"]), reps=reps, axes=axes)
@@ -308,7 +309,7 @@ def experiment_grid(fig: dict) -> Grid:
 
 def bshp_grid(fig: dict) -> Grid:
     """A BSHP figure: its ε and every repetition run (``reps``, or ``claim_reps`` when more)."""
-    return Grid(eps=list(fig["eps"]), reps=max(int(fig["reps"]), int(fig.get("claim_reps", 0))))
+    return Grid(eps=list(fig["eps"]), reps=repetitions_run(fig))
 
 
 def ldpfl_fig1_grid(fig: dict) -> Grid:

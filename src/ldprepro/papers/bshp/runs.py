@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ldprepro.domain.histograms import BitSampling, SplitBaseline, integrated_partition, wshp_ratios
+from ldprepro.pipeline.repetitions import repetitions_run
 from ldprepro.pipeline.seeding import rngs_for
 
 PAPER = "bshp"
@@ -113,7 +114,7 @@ def run_job(
     ratios = [1.0] if method == BASELINE else [float(r) for r in fig["ratios"]]
     estimator = protocol.get("estimator", "horvitz_thompson")
     paper_reps = int(fig["reps"])
-    n_reps = max(paper_reps, int(fig.get("claim_reps", paper_reps)))
+    n_reps = repetitions_run(fig)
     rows = []
     for eps in fig["eps"]:
         eps = float(eps)
