@@ -170,6 +170,18 @@ def test_claim_points_table_lists_every_point_with_its_scale_level_and_sides():
     np.testing.assert_allclose(points["p_holm"], holm(points["p_value"]))
 
 
+def test_the_evidence_rides_along_derived_frames_without_being_copied():
+    """pandas deep-copies attrs into every derived frame (each row of an iteration): the points are
+    shared, so a figure's thousands of points cost nothing per row, and stay the same evidence."""
+    import copy
+
+    table = judge([_claim([_point_at_p(0.01, "ε=1"), _point_at_p(0.02, "ε=2")])])
+    derived = [table.iloc[0], table[table["verdict"].notna()], next(table.iterrows())[1]]
+    assert all(d.attrs["points"] is table.attrs["points"] for d in derived)
+    assert copy.deepcopy(table).attrs["points"] is table.attrs["points"]
+    assert [r["point"] for r in table.attrs["points"]] == ["ε=1", "ε=2"]
+
+
 def test_tiny_p_values_are_printed_as_such_never_zero():
     from ldprepro.claims.multiplicity import format_p
 

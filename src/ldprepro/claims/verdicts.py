@@ -398,6 +398,16 @@ def validate_claims(df: pd.DataFrame) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+class ClaimPoints(tuple):
+    """A claims table's per-point evidence (``table.attrs["points"]``: ``claim_points`` rows), read-only
+    once judged. pandas deep-copies a frame's ``attrs`` into every frame derived from it (each row an
+    iteration yields, each selection); a figure's thousands of points made that seconds per figure.
+    Being read-only, the evidence is shared instead (``copy.deepcopy`` returns it as it is)."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def judge(claims: Iterable[Claim | dict]) -> pd.DataFrame:
     """The claims table for claims (Claim objects or ready rows, e.g. ``not_testable``), in order;
     its per-point evidence (``claim_points`` rows, keyed by ``claim_id``) is in
@@ -410,5 +420,5 @@ def judge(claims: Iterable[Claim | dict]) -> pd.DataFrame:
         else:
             rows.append(c)
     table = finalize(rows)
-    table.attrs["points"] = points
+    table.attrs["points"] = ClaimPoints(points)
     return table
