@@ -31,8 +31,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ldprepro.domain.binary_sum import BinaryCount
 from ldprepro.domain.mechanisms import get_mechanism, get_multidim
-from ldprepro.domain.mechanisms.basic import Laplace
+from ldprepro.domain.mechanisms.basic import Laplace, binary_reports
 from ldprepro.domain.mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
 from ldprepro.domain.sufficient import laplace_sum
 from ldprepro.pipeline.seeding import rngs_for
@@ -42,7 +43,8 @@ class PerturbAndAverage:
     """Users perturb with ``mech``; the collector averages. Var(m̂) = Σ_i Var_i / n².
 
     ``estimate`` draws the mean from exact sufficient statistics where the mean depends only on
-    them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; multidimensional mechanisms: their
+    them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; Duchi's 1-D mechanism and Harmony: C·(2S − n)/n
+    with S the number of +C reports, ``domain.binary_sum``; multidimensional mechanisms: their
     ``group_means``, e.g. the sampled coordinates summed by bincount); ``estimate_per_user``
     perturbs every user (same law, used by the audit and the tests)."""
 
@@ -56,6 +58,8 @@ class PerturbAndAverage:
             self._laplace_scale = mech.scale if type(mech) is Laplace else mech.mechanism.scale
         else:
             self._laplace_scale = None
+        self._binary = binary_reports(mech)
+        self._count, self._count_of = None, None
 
     def estimate(self, x, rng):
         if self._laplace_scale is not None:
@@ -64,6 +68,10 @@ class PerturbAndAverage:
                 self._mean, self._mean_of = np.asarray(x, dtype=float).mean(axis=0), x
             n = np.shape(x)[0]
             return self._mean + laplace_sum(self._laplace_scale, n, rng, size=np.shape(self._mean)) / n
+        if self._binary and np.ndim(x) <= 2 and np.size(x) == np.shape(x)[0]:  # one attribute
+            if self._count_of is not x:
+                self._count, self._count_of = BinaryCount(self.mech.prob_plus(x)), x
+            return np.full(np.shape(x)[1:], binary_sum(self.mech, self._count, rng) / np.shape(x)[0])
         if isinstance(self.mech, MultiDimMechanism):
             return self.mech.group_means(np.asarray(x, dtype=float)[None], rng)[0]
         return self.estimate_per_user(x, rng)
@@ -73,6 +81,11 @@ class PerturbAndAverage:
 
     def var_of_mean(self, x):
         return np.asarray(self.mech.variance(x), dtype=float).sum(axis=0) / x.shape[0] ** 2
+
+
+def binary_sum(mech, count: BinaryCount, rng) -> float:
+    """The sum of ``count.n`` reports ±C of ``mech``: C·(2S − n), S the number of +C (one draw)."""
+    return mech.c * (2 * count.sample(rng) - count.n)
 
 
 class HierAEstimator:
@@ -153,14 +166,19 @@ class AtLevelEstimator:
 
     def estimate(self, x, rng):
         """Σ over levels of the level's users' outputs, / n. The users are grouped by level once
-        per data set (``x`` is fixed across a job's repetitions); each repetition draws the same
-        outputs, in the same order, as perturbing ``x[idx]`` level by level."""
+        per data set (``x`` is fixed across a job's repetitions); each repetition draws, level by
+        level, the sum of the level's reports: exactly from the count of +C reports for a ±C
+        mechanism (Harmony; ``domain.binary_sum``), else by perturbing ``x[idx]``."""
         if self._grouped_for is not x:
-            self._by_level = [(x[idx], m) for idx, m in self._groups(x) if idx.size]
+            self._by_level = [
+                (x[idx], m, BinaryCount(m.prob_plus(x[idx])) if binary_reports(m) else None)
+                for idx, m in self._groups(x)
+                if idx.size
+            ]
             self._grouped_for = x
         total = 0.0
-        for values, mech in self._by_level:
-            total += float(mech.perturb(values, rng).sum())
+        for values, mech, count in self._by_level:
+            total += binary_sum(mech, count, rng) if count is not None else float(mech.perturb(values, rng).sum())
         return total / x.shape[0]
 
     def var_of_mean(self, x):

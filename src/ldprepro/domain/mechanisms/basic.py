@@ -124,6 +124,19 @@ class _BinaryOutput(Mechanism):
         return np.stack([np.logaddexp(ln + lg, lp + lm), np.logaddexp(lp + lg, ln + lm)], axis=-1)
 
 
+def binary_reports(mech) -> bool:
+    """Whether ``mech`` reports ±C with its class's own sampler (Duchi's 1-D mechanism, Harmony; not a
+    subclass that draws otherwise, e.g. a plugin): then the sum of its reports is drawn exactly from
+    the count of +C reports (``domain.binary_sum``)."""
+    cls = type(mech)
+    return (
+        isinstance(mech, _BinaryOutput)
+        and cls._sample is _BinaryOutput._sample
+        and cls._perturb_block is Mechanism._perturb_block
+        and cls.perturb is Mechanism.perturb
+    )
+
+
 def _duchi_g(eps: float) -> tuple[float, float, float]:
     """g = 1/C_D = (e^ε−1)/(e^ε+1) = tanh(ε/2), 1 − g = 2e^{−ε}/(1+e^{−ε}) and log(1 − g)."""
     return (
