@@ -305,31 +305,25 @@ def test_lhp_sample_counts_matches_pmf():
     assert lhp_sample_counts(v, lv, rng).shape == (5, 2)
 
 
-@pytest.mark.parametrize("chunk", [1 << 16, 997])
-def test_streamed_counts_are_the_whole_array_counts(monkeypatch, chunk):
-    """Large data count each repetition's +1s in a compiled loop drawing each uniform in place
-    (``_counts_jit``), or, with LDPREPRO_JIT=0, chunk by chunk (``_plus_counts_streamed``): the same
-    uniforms in the same order as the whole-array comparison, so every count, and every draw after
-    them, is the same (chunks that end inside a level, and levels inside a chunk)."""
+def test_large_data_count_by_blocks_with_the_same_law(monkeypatch):
+    """From ``_BLOCKS_FROM`` users on (lowered here to 100), each level's +1 count is drawn by blocks of
+    users sorted by (1 + v)/2 (``domain.binary_sum``): the per-cell counts keep the mean Σ_u P_u(cell)
+    and variance Σ_u P_u(1 − P_u) of the per-user reports, and the blocks path is the one taken."""
     import ldprepro.domain.graded.lhp as lhp_module
     from ldprepro.domain.graded import sort_by_level
 
-    lv = GradedLevels.from_base_eps(0.4)
-    v = synthetic("gauss", 3 * (1 << 16) + 5, np.random.default_rng(8))
-    prepared = sort_by_level(v, lv, by_value=False)
-
-    def draws():
-        return [prepared.sample_counts(rng_for(SEED, "stream")), prepared.sample_counts(rng_for(SEED, "s3"), size=3)]
-
-    monkeypatch.setattr(lhp_module, "_STREAM_CHUNK", chunk)
-    compiled = draws()
-    monkeypatch.setenv("LDPREPRO_JIT", "0")
-    streamed = draws()
-    monkeypatch.setattr(lhp_module, "_STREAM_CHUNK", 1 << 40)  # the whole-array path
-    whole = draws()
-    for a, b, c in zip(compiled, streamed, whole):
-        np.testing.assert_array_equal(a, c)
-        np.testing.assert_array_equal(b, c)
+    monkeypatch.setattr(lhp_module, "_BLOCKS_FROM", 100)
+    lv = GradedLevels.from_base_eps(0.5)
+    v = synthetic("gauss", 500, rng_for(SEED, "blocks-data"))
+    assert sort_by_level(v, lv).level_counts is not None
+    assert sort_by_level(v[:99], lv).level_counts is None
+    P = LHP(lv).pmf_table(v).reshape(v.size, -1)
+    mean, var = P.sum(0), (P * (1 - P)).sum(0)
+    r = 20000
+    sampled = lhp_sample_counts(v, lv, rng_for(SEED, "blocks"), size=r).reshape(r, -1)
+    assert sampled.sum(axis=1).tolist() == [500] * r
+    assert np.all(np.abs(sampled.mean(0) - mean) <= Z * np.sqrt(var / r))
+    assert np.all(np.abs(sampled.var(0, ddof=1) / var - 1) <= Z * math.sqrt(2 / (r - 1)))
 
 
 # ------------------------------------------------------------------------------------------------

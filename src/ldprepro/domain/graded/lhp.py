@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ldprepro.domain.binary_sum import BinaryCount
 from ldprepro.domain.frequency import grr_perturb
 from ldprepro.domain.graded.levels import GradedLevels, _check_level, _check_levels, _check_v
-from ldprepro.domain.mechanisms import kernels
 
 
 class LHP:
@@ -170,14 +170,17 @@ class LevelSortedData:
     weights: np.ndarray | None  # multiplicity of each distinct value (None: one entry per user)
     bounds: np.ndarray  # entries of level l are prob_plus[bounds[l]:bounds[l+1]]
     level_sizes: np.ndarray  # users per level
+    level_counts: tuple[BinaryCount, ...] | None = None  # per level, on large per-user data: the +1 count by blocks
 
     def sample_counts(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
         """Exact sampler of the per-level LHP report counts (shape (k, 2), or (size, k, 2)).
 
         The number of +1 among a level's users after the Harmony discretisation is a sum of
-        independent Bernoulli((1 + v)/2): drawn with one uniform per user, or, for data summarised
-        by value, as Binomial(multiplicity, (1 + v)/2) per distinct value (the same law: a sum of c
-        i.i.d. Bernoulli(p) is Binomial(c, p)). Then, per cell (true level l, discretised bit b) with
+        independent Bernoulli((1 + v)/2): drawn with one uniform per user; for data summarised by
+        value, as Binomial(multiplicity, (1 + v)/2) per distinct value (the same law: a sum of c
+        i.i.d. Bernoulli(p) is Binomial(c, p)); on large data (``_BLOCKS_FROM`` users or more), by
+        blocks of users sorted by (1 + v)/2 (``domain.binary_sum.BinaryCount``, the same
+        Poisson-binomial law). Then, per cell (true level l, discretised bit b) with
         count c: t* ~ Multinomial(c, G_l) and, per t*, the number kept ~ Binomial(·, p_{t*}). The
         level draw and the keep/flip draw are independent given (v, disc), as in Algorithm 3, so the
         result has exactly the distribution of ``lhp_report_counts(*LHP.perturb(v))``.
@@ -189,9 +192,9 @@ class LevelSortedData:
         block = max(1, (1 << 22) // max(m_entries, 1))
         for start in range(0, reps, block):
             m = min(block, reps - start)
-            if self.weights is None and m_entries >= _STREAM_CHUNK:
+            if self.level_counts is not None:
                 for r in range(start, start + m):
-                    cells[r, :, 1] = self._plus_counts_large(rng)
+                    cells[r, :, 1] = [count.sample(rng) for count in self.level_counts]
             else:
                 if self.weights is None:
                     plus = rng.random((m, m_entries)) < self.prob_plus
@@ -211,39 +214,10 @@ class LevelSortedData:
                 out[:, :, 1 - b] += tcounts - kept
         return out[0] if size is None else out
 
-    def _plus_counts_large(self, rng: np.random.Generator) -> np.ndarray:
-        """One repetition's +1 count per level on large data: the compiled loop
-        (``_counts_jit.plus_counts``), or with ``LDPREPRO_JIT=0`` its numpy reference
-        :meth:`_plus_counts_streamed`; the same counts from the same uniforms either way."""
-        if not kernels.enabled():
-            return self._plus_counts_streamed(rng)
-        from ldprepro.domain.graded._counts_jit import plus_counts
 
-        out = np.empty(self.levels.k, dtype=np.int64)
-        plus_counts(rng, self.prob_plus, np.asarray(self.bounds, dtype=np.int64), out)
-        return out
-
-    def _plus_counts_streamed(self, rng: np.random.Generator) -> np.ndarray:
-        """One repetition's +1 count per level, one uniform per user (u < (1 + v)/2), the users'
-        uniforms drawn ``_STREAM_CHUNK`` at a time into a buffer that stays in cache and counted
-        there: the same uniforms, in the same order, as ``rng.random(n) < prob_plus``, without its
-        n-sized arrays."""
-        n, k, bounds = self.prob_plus.size, self.levels.k, self.bounds
-        u = np.empty(min(n, _STREAM_CHUNK))
-        below = np.empty(u.size, dtype=bool)
-        plus = np.zeros(k, dtype=np.int64)
-        for a in range(0, n, _STREAM_CHUNK):
-            b = min(n, a + _STREAM_CHUNK)
-            np.less(rng.random(b - a, out=u[: b - a]), self.prob_plus[a:b], out=below[: b - a])
-            for lvl in range(k):
-                lo, hi = max(int(bounds[lvl]), a), min(int(bounds[lvl + 1]), b)
-                if lo < hi:
-                    plus[lvl] += np.count_nonzero(below[lo - a : hi - a])
-        return plus
-
-
-#: users per chunk of :meth:`LevelSortedData._plus_counts_streamed` (its buffers: 64 Ki doubles, in cache)
-_STREAM_CHUNK = 1 << 16
+#: From this many users, summarised per user, each level's +1 count is drawn by blocks of users
+#: (``domain.binary_sum``) instead of one uniform per user (a constant: the random stream depends on it).
+_BLOCKS_FROM = 1 << 16
 
 
 def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) -> LevelSortedData:
@@ -268,4 +242,8 @@ def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) ->
     order = np.argsort(lv, kind="stable")  # users sorted by level: each level is a contiguous slice
     level_sizes = np.bincount(lv, minlength=k)
     bounds = np.concatenate([[0], np.cumsum(level_sizes)])
-    return LevelSortedData(levels, (1.0 + va[order]) / 2.0, None, bounds, level_sizes)
+    prob_plus = (1.0 + va[order]) / 2.0
+    counts = None
+    if n >= _BLOCKS_FROM:
+        counts = tuple(BinaryCount(prob_plus[bounds[lvl] : bounds[lvl + 1]]) for lvl in range(k))
+    return LevelSortedData(levels, prob_plus, None, bounds, level_sizes, counts)
