@@ -306,13 +306,13 @@ def test_lhp_sample_counts_matches_pmf():
 
 
 def test_large_data_count_by_blocks_with_the_same_law(monkeypatch):
-    """From ``_BLOCKS_FROM`` users on (lowered here to 100), each level's +1 count is drawn by blocks of
+    """From ``BLOCKS_FROM`` users on (lowered here to 100), each level's +1 count is drawn by blocks of
     users sorted by (1 + v)/2 (``domain.binary_sum``): the per-cell counts keep the mean Σ_u P_u(cell)
     and variance Σ_u P_u(1 − P_u) of the per-user reports, and the blocks path is the one taken."""
     import ldprepro.domain.graded.lhp as lhp_module
     from ldprepro.domain.graded import sort_by_level
 
-    monkeypatch.setattr(lhp_module, "_BLOCKS_FROM", 100)
+    monkeypatch.setattr(lhp_module, "BLOCKS_FROM", 100)
     lv = GradedLevels.from_base_eps(0.5)
     v = synthetic("gauss", 500, rng_for(SEED, "blocks-data"))
     assert sort_by_level(v, lv).level_counts is not None

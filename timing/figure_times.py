@@ -9,8 +9,10 @@ them per figure. Beside each figure of the
 Monte-Carlo kinds it puts the floor an exact per-user sampler cannot beat: one uniform per reported
 user per repetition (mean figures: users × repetitions × ε × sweep values per job; LDP-SGD figures:
 training users × fits), priced at the CPU time of ``Generator.random`` measured in this run (minimum
-of 7 repeats after a warm-up). Jobs that use exact sufficient statistics (graded Laplace, Laplace)
-may run below it: the ratio then reads < 1.
+of 7 repeats after a warm-up). A mechanism whose mean estimate is drawn from exact sufficient
+statistics (Laplace, graded Laplace, Duchi's and Harmony's ±C counts, HierA's level counts on large
+data) has no such floor and counts none; its job's CPU still counts, so a panel job that runs it
+beside per-user mechanisms reads a little above its per-user mechanisms' ratio.
 
 ``--before DIR|JSON`` adds the CPU sums of an earlier run, from its job logs (copy ``logs`` aside
 before re-running) or from the ``figure_times.json`` written for it, and the speed-up. ``--run``
@@ -51,6 +53,7 @@ from cpu_accounts import markdown as cpu_accounts_markdown  # noqa: E402
 from machine import describe  # noqa: E402
 
 from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
+from ldprepro.pipeline.repetitions import repetitions_run  # noqa: E402
 
 
 def job_resources(log: Path) -> tuple[float, float, float] | None:
@@ -109,7 +112,8 @@ def job_floor(entry: dict, mechanism: str, n_users: int, d: int = 1) -> dict:
     and ``random_numbers`` an exact per-user implementation cannot go below.
 
     - mean estimation: one uniform per reported user per repetition (the job runs
-      max(reps, test_reps) repetitions at each ε, sweep value and size);
+      max(reps, test_reps) repetitions at each ε, sweep value and size), for a mechanism whose
+      estimate draws every user's report (none for one drawn from sufficient statistics);
     - LDP-SGD: fits = folds × CV repetitions × |ε| × |discretisations| × |sweep values| × |group
       rules|; per fit 4·n_train·d flops (X·θ and the gradient) and 2 uniforms per training user (an
       attribute index and a report: at least one sampled attribute each).
@@ -122,9 +126,21 @@ def job_floor(entry: dict, mechanism: str, n_users: int, d: int = 1) -> dict:
         fits *= _count(entry.get("discretize")) * _count(entry.get("group_rule", "paper"))
         n_train = n_users * (folds - 1) // folds
         return {"fits": fits, "flops": fits * 4.0 * n_train * d, "random_numbers": fits * n_train * 2.0}
-    reps = max(int(entry.get("reps", 1)), int(entry.get("test_reps", 0)))
-    users = sum(min(int(s), n_users) for s in entry.get("sizes") or [n_users])
+    reps = repetitions_run(entry)
+    sizes = [min(int(s), n_users) for s in entry.get("sizes") or [n_users]]
+    users = sum(size for size in sizes if _draws_every_report(entry, mechanism, size, d))
     return {"fits": 0, "flops": 0.0, "random_numbers": float(users * reps * eps * combos)}
+
+
+def _draws_every_report(entry: dict, mechanism: str, n_users: int, d: int) -> bool:
+    """Whether the mean estimate of ``mechanism`` draws every user's report on ``n_users`` (its floor
+    is then a uniform per user); one drawn from sufficient statistics (Laplace's Gamma sums, the ±C
+    counts of Duchi and Harmony, HierA's level counts on large data, graded Laplace) has no such
+    floor and counts none (``experiments.mean``'s ``draws_every_report``)."""
+    from ldprepro.experiments.mean import make_collector
+
+    params = (entry.get("mechanism_params") or {}).get(mechanism)
+    return make_collector(mechanism, float(entry["eps"][0]), d, params).draws_every_report(n_users)
 
 
 def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> int | None:
@@ -266,7 +282,8 @@ def markdown(result: dict) -> str:
         f"Run read from `{result['logs']}` (each job's own `resources:` log line); floor priced at "
         f"{result['ns_per_uniform']:.2f} ns CPU per `Generator.random` draw, measured "
         f"{result['measured_at']} on {result['machine']}. CPU and wall are sums over the figure's jobs; "
-        "the floor is one uniform per reported user per repetition (mean figures) or per training user "
+        "the floor is one uniform per reported user per repetition (mean figures; none for a mechanism whose "
+        "estimate is drawn from sufficient statistics) or per training user "
         "per fit, plus its attribute index (LDP-SGD figures; `results.md` gives the per-fit RNG and "
         "data-pass floors) for the jobs it models.",
         "",

@@ -79,6 +79,10 @@ class PerturbAndAverage:
     def estimate_per_user(self, x, rng):
         return self.mech.perturb(x, rng).mean(axis=0)
 
+    def draws_every_report(self, n_users: int) -> bool:
+        """Whether ``estimate`` draws every user's report (False: from sufficient statistics)."""
+        return self._laplace_scale is None and not self._binary
+
     def var_of_mean(self, x):
         return np.asarray(self.mech.variance(x), dtype=float).sum(axis=0) / x.shape[0] ** 2
 
@@ -116,6 +120,13 @@ class HierAEstimator:
     def estimate_per_user(self, x, rng):
         return self.model.run(x, rng, path="record")
 
+    def draws_every_report(self, n_users: int) -> bool:
+        """Whether ``estimate`` draws a uniform per user: below ``lhp.BLOCKS_FROM`` users of distinct
+        values (from it, or on data summarised by value, the levels' counts are drawn as counts)."""
+        from ldprepro.domain.graded.lhp import BLOCKS_FROM
+
+        return n_users < BLOCKS_FROM
+
     def var_of_mean(self, x):
         from ldprepro.domain.graded import hiera_variance
 
@@ -144,6 +155,9 @@ class GradedLaplaceEstimator(PerturbAndAverage):
             self._sized_for = x
         noise = laplace_sum(2.0 / self.mech.levels.eps, self._level_sizes, rng).sum()
         return x.mean(axis=0) + noise / x.shape[0]
+
+    def draws_every_report(self, n_users: int) -> bool:
+        return False  # the levels' Laplace sums, two Gamma draws each
 
 
 class AtLevelEstimator:
@@ -183,6 +197,10 @@ class AtLevelEstimator:
 
     def var_of_mean(self, x):
         return sum(float(np.sum(m.variance(x[idx]))) for idx, m in self._groups(x) if idx.size) / x.shape[0] ** 2
+
+    def draws_every_report(self, n_users: int) -> bool:
+        """Whether ``estimate`` perturbs the users (PM); Harmony's levels are drawn as counts."""
+        return not all(binary_reports(m) for m in self.mechs)
 
 
 #: Estimators that are not "perturb with a 1-D mechanism and average".

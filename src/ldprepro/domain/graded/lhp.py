@@ -178,7 +178,7 @@ class LevelSortedData:
         The number of +1 among a level's users after the Harmony discretisation is a sum of
         independent Bernoulli((1 + v)/2): drawn with one uniform per user; for data summarised by
         value, as Binomial(multiplicity, (1 + v)/2) per distinct value (the same law: a sum of c
-        i.i.d. Bernoulli(p) is Binomial(c, p)); on large data (``_BLOCKS_FROM`` users or more), by
+        i.i.d. Bernoulli(p) is Binomial(c, p)); on large data (``BLOCKS_FROM`` users or more), by
         blocks of users sorted by (1 + v)/2 (``domain.binary_sum.BinaryCount``, the same
         Poisson-binomial law). Then, per cell (true level l, discretised bit b) with
         count c: t* ~ Multinomial(c, G_l) and, per t*, the number kept ~ Binomial(·, p_{t*}). The
@@ -217,7 +217,7 @@ class LevelSortedData:
 
 #: From this many users, summarised per user, each level's +1 count is drawn by blocks of users
 #: (``domain.binary_sum``) instead of one uniform per user (a constant: the random stream depends on it).
-_BLOCKS_FROM = 1 << 16
+BLOCKS_FROM = 1 << 16
 
 
 def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) -> LevelSortedData:
@@ -244,6 +244,6 @@ def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) ->
     bounds = np.concatenate([[0], np.cumsum(level_sizes)])
     prob_plus = (1.0 + va[order]) / 2.0
     counts = None
-    if n >= _BLOCKS_FROM:
+    if n >= BLOCKS_FROM:
         counts = tuple(BinaryCount(prob_plus[bounds[lvl] : bounds[lvl + 1]]) for lvl in range(k))
     return LevelSortedData(levels, prob_plus, None, bounds, level_sizes, counts)
