@@ -16,6 +16,7 @@ from ldprepro.domain import binary_sum
 from ldprepro.domain.binary_sum import BinaryCount
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.basic import Duchi, binary_reports
+from ldprepro.experiments import mean as mean_module
 from ldprepro.experiments.mean import AtLevelEstimator, PerturbAndAverage
 
 DRAWS = 60_000
@@ -92,7 +93,7 @@ def test_inputs_outside_the_unit_interval_are_refused():
     assert BinaryCount([]).sample(np.random.default_rng(0)) == 0
 
 
-def test_mean_estimates_of_duchi_and_harmony_use_the_count_plugins_do_not():
+def test_mean_estimates_of_duchi_and_harmony_use_the_count_plugins_do_not(monkeypatch):
     class Shifted(Duchi):  # a plugin drawing otherwise: its own sampler must run
         name = "shifted_duchi"
 
@@ -104,6 +105,11 @@ def test_mean_estimates_of_duchi_and_harmony_use_the_count_plugins_do_not():
     x = np.linspace(-1, 1, 5001)
     mech = get_mechanism("harmony", 0.5)
     est = PerturbAndAverage(mech)
+    # below BLOCKS_FROM users every user is perturbed (cheaper there): the per-user estimate
+    assert est.draws_every_report(x.size)
+    assert est.estimate(x, np.random.default_rng(3)) == est.estimate_per_user(x, np.random.default_rng(3))
+    monkeypatch.setattr(mean_module, "BLOCKS_FROM", 5000)
+    assert not est.draws_every_report(x.size)
     got = est.estimate(x, np.random.default_rng(3))
     count = BinaryCount(mech.prob_plus(x))
     assert got == mech.c * (2 * count.sample(np.random.default_rng(3)) - x.size) / x.size
@@ -111,6 +117,7 @@ def test_mean_estimates_of_duchi_and_harmony_use_the_count_plugins_do_not():
     assert np.shape(est.estimate(x[:, None], np.random.default_rng(3))) == (1,)
     # the level-budget reference sums Harmony's reports level by level from the counts
     at_level = AtLevelEstimator("harmony", 0.5)
+    assert not at_level.draws_every_report(x.size) and AtLevelEstimator("pm", 0.5).draws_every_report(x.size)
     draws = np.array([at_level.estimate(x, np.random.default_rng(s)) for s in range(400)])
     assert abs(draws.mean() - x.mean()) / np.sqrt(at_level.var_of_mean(x) / 400) < 4.5
     assert abs(draws.var(ddof=1) / at_level.var_of_mean(x) - 1) < 4.5 * np.sqrt(2 / 399)

@@ -220,8 +220,10 @@ def test_floor_counts_test_reps_sweeps_of_swept_mechanisms_and_sgd_variants():
     assert ft.job_floor(mean, "hiera", 1 << 16)["random_numbers"] == 0
     assert ft.job_floor(mean, "pm", 1 << 16)["random_numbers"] == (1 << 16) * 400 * 2
     for mech in ("duchi", "harmony", "laplace", "graded_laplace", "harmony_at_level"):
-        assert ft.job_floor({**mean, "mechanisms": [mech]}, mech, 1000)["random_numbers"] == 0, mech
-    assert ft.job_floor({**mean, "mechanisms": ["pm_at_level"]}, "pm_at_level", 1000)["random_numbers"] > 0
+        assert ft.job_floor({**mean, "mechanisms": [mech]}, mech, 1 << 16)["random_numbers"] == 0, mech
+    for mech in ("duchi", "harmony", "harmony_at_level"):  # below 2^16 users: one uniform per user
+        assert ft.job_floor({**mean, "mechanisms": [mech]}, mech, 1000)["random_numbers"] == 1000 * 400 * 2, mech
+    assert ft.job_floor({**mean, "mechanisms": ["pm_at_level"]}, "pm_at_level", 1 << 16)["random_numbers"] > 0
     sgd = {
         "kind": "sgd",
         "mechanisms": ["pm"],

@@ -38,6 +38,9 @@ import numpy as np
 
 #: Users per block. A constant (never tuned at run time): the random stream depends on it.
 BLOCK_USERS = 1024
+#: Callers draw a count by blocks from this many users on; below it one uniform per user is cheaper
+#: (timing/binary_sums.md: at Adult's 48,842 users the two cost about the same). A constant too.
+BLOCKS_FROM = 1 << 16
 
 
 class BinaryCount:

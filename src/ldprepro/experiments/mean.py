@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ldprepro.domain.binary_sum import BinaryCount
+from ldprepro.domain.binary_sum import BLOCKS_FROM, BinaryCount
 from ldprepro.domain.mechanisms import get_mechanism, get_multidim
 from ldprepro.domain.mechanisms.basic import Laplace, binary_reports
 from ldprepro.domain.mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
@@ -68,7 +68,7 @@ class PerturbAndAverage:
                 self._mean, self._mean_of = np.asarray(x, dtype=float).mean(axis=0), x
             n = np.shape(x)[0]
             return self._mean + laplace_sum(self._laplace_scale, n, rng, size=np.shape(self._mean)) / n
-        if self._binary and np.ndim(x) <= 2 and np.size(x) == np.shape(x)[0]:  # one attribute
+        if self._binary and np.ndim(x) <= 2 and np.size(x) == np.shape(x)[0] >= BLOCKS_FROM:  # one attribute
             if self._count_of is not x:
                 self._count, self._count_of = BinaryCount(self.mech.prob_plus(x)), x
             return np.full(np.shape(x)[1:], binary_sum(self.mech, self._count, rng) / np.shape(x)[0])
@@ -81,7 +81,7 @@ class PerturbAndAverage:
 
     def draws_every_report(self, n_users: int) -> bool:
         """Whether ``estimate`` draws every user's report (False: from sufficient statistics)."""
-        return self._laplace_scale is None and not self._binary
+        return self._laplace_scale is None and not (self._binary and n_users >= BLOCKS_FROM)
 
     def var_of_mean(self, x):
         return np.asarray(self.mech.variance(x), dtype=float).sum(axis=0) / x.shape[0] ** 2
@@ -121,10 +121,9 @@ class HierAEstimator:
         return self.model.run(x, rng, path="record")
 
     def draws_every_report(self, n_users: int) -> bool:
-        """Whether ``estimate`` draws a uniform per user: below ``lhp.BLOCKS_FROM`` users of distinct
-        values (from it, or on data summarised by value, the levels' counts are drawn as counts)."""
-        from ldprepro.domain.graded.lhp import BLOCKS_FROM
-
+        """Whether ``estimate`` draws a uniform per user: below ``binary_sum.BLOCKS_FROM`` users of
+        distinct values (from it, or on data summarised by value, the levels' counts are drawn as
+        counts)."""
         return n_users < BLOCKS_FROM
 
     def var_of_mean(self, x):
@@ -182,10 +181,11 @@ class AtLevelEstimator:
         """Σ over levels of the level's users' outputs, / n. The users are grouped by level once
         per data set (``x`` is fixed across a job's repetitions); each repetition draws, level by
         level, the sum of the level's reports: exactly from the count of +C reports for a ±C
-        mechanism (Harmony; ``domain.binary_sum``), else by perturbing ``x[idx]``."""
+        mechanism (Harmony; ``domain.binary_sum``) on ``BLOCKS_FROM`` users or more, else by
+        perturbing ``x[idx]``."""
         if self._grouped_for is not x:
             self._by_level = [
-                (x[idx], m, BinaryCount(m.prob_plus(x[idx])) if binary_reports(m) else None)
+                (x[idx], m, BinaryCount(m.prob_plus(x[idx])) if not self.draws_every_report(x.shape[0]) else None)
                 for idx, m in self._groups(x)
                 if idx.size
             ]
@@ -199,8 +199,9 @@ class AtLevelEstimator:
         return sum(float(np.sum(m.variance(x[idx]))) for idx, m in self._groups(x) if idx.size) / x.shape[0] ** 2
 
     def draws_every_report(self, n_users: int) -> bool:
-        """Whether ``estimate`` perturbs the users (PM); Harmony's levels are drawn as counts."""
-        return not all(binary_reports(m) for m in self.mechs)
+        """Whether ``estimate`` perturbs the users (PM, or fewer than ``BLOCKS_FROM`` users); Harmony's
+        levels are drawn as counts from ``BLOCKS_FROM`` users on."""
+        return not (all(binary_reports(m) for m in self.mechs) and n_users >= BLOCKS_FROM)
 
 
 #: Estimators that are not "perturb with a 1-D mechanism and average".

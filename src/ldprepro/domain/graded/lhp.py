@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ldprepro.domain.binary_sum import BinaryCount
+from ldprepro.domain.binary_sum import BLOCKS_FROM, BinaryCount
 from ldprepro.domain.frequency import grr_perturb
 from ldprepro.domain.graded.levels import GradedLevels, _check_level, _check_levels, _check_v
 
@@ -213,11 +213,6 @@ class LevelSortedData:
                 out[:, :, b] += kept
                 out[:, :, 1 - b] += tcounts - kept
         return out[0] if size is None else out
-
-
-#: From this many users, summarised per user, each level's +1 count is drawn by blocks of users
-#: (``domain.binary_sum``) instead of one uniform per user (a constant: the random stream depends on it).
-BLOCKS_FROM = 1 << 16
 
 
 def sort_by_level(v: Any, levels: GradedLevels, by_value: bool | None = None) -> LevelSortedData:
