@@ -154,7 +154,7 @@ def job_floors(
     floors = []
     for log in jobs["log"]:
         model = job_floor(log)
-        if model is not None:
+        if model is not None and (model["random_numbers"] or model["flops"]):  # else drawn from sufficient statistics
             draws = model["random_numbers"] * sec_per_draw
             data_pass = model["flops"] / 4.0 * 2.0 * sec_per_madd  # 4·n·d flops = 2 passes of n·d multiply-adds
             floors.append(max(draws, data_pass))

@@ -149,7 +149,7 @@ def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> i
     n = _users(cards, dataset, entry.get("max_users"))
     if n is None or entry.get("kind") not in ("mean", "sgd"):
         return None
-    return int(job_floor(entry, mechanism, n)["random_numbers"])
+    return int(job_floor(entry, mechanism, n)["random_numbers"]) or None  # none drawn per user: no floor
 
 
 def uniform_seconds_per_draw(repeats: int = 7, n: int = 1_000_000) -> float:
