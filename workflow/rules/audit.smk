@@ -15,6 +15,9 @@ if "audit" in config:
             "logs/audit/{family}.log",
         wildcard_constraints:
             family="|".join(AUDIT_FAMILIES),
+        # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+        # the run does not end on one of them with a core idle
+        priority: 1
         group:
             "audit"
         conda:
@@ -38,6 +41,9 @@ if "audit" in config:
             svg="figures/audit/audit.svg",
         log:
             "logs/audit/table.log",
+        # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+        # the run does not end on one of them with a core idle
+        priority: 1
         group:
             "audit"
         conda:

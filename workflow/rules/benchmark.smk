@@ -56,6 +56,9 @@ if "benchmark" in config:
         wildcard_constraints:
             task="|".join(BENCHMARK_TASKS),
             panel=r"[A-Za-z0-9_\-]+",
+        # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+        # the run does not end on one of them with a core idle
+        priority: 1
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1
@@ -90,6 +93,9 @@ if "benchmark" in config:
             ],
         log:
             "logs/benchmark/tables.log",
+        # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+        # the run does not end on one of them with a core idle
+        priority: 1
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1

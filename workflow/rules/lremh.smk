@@ -33,6 +33,9 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
             avd=experiment_outputs(_exp, "avd"),
         log:
             f"logs/lremh/{_name}.log",
+        # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+        # the run does not end on one of them with a core idle
+        priority: 1
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1
