@@ -34,9 +34,8 @@ for _name, _exp in LREMH_EXPERIMENTS.items():
         log:
             f"logs/lremh/{_name}.log",
         # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
-        # the run does not end on one of them with a core idle; LREMH's two jobs, the longest
-        # single jobs of the run (about a minute each), before any other
-        priority: 2
+        # the run does not end on one of them with a core idle
+        priority: 1
         conda:
             "../../envs/ldprepro.yaml"
         threads: 1
