@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import math
 import time
+from pathlib import Path
 
 SIZES = {  # quick / full
     "n_mech": (200_000, 1_000_000),
@@ -63,3 +64,35 @@ def pin_allocator() -> bool:
         return bool(libc.mallopt(m_mmap_threshold, 1 << 30) and libc.mallopt(m_trim_threshold, 1 << 31))
     except (OSError, AttributeError):
         return False
+
+
+def rows_script(argv, description: str, stem: str, rows, render, out_dir: Path, pin: bool = False) -> int:
+    """The command line of a timing script that measures a table of rows (``ss_samplers.py``,
+    ``binary_sums.py``): ``--out-dir`` (default ``out_dir``) and ``--repeats`` (default 5); the
+    record (when and where measured, the repeats, ``rows(repeats)``) goes to ``<stem>.json`` and its
+    ``render(record)`` to ``<stem>.md``, each written whole (temp file, then rename). ``pin``: run on
+    a pinned heap (:func:`pin_allocator`)."""
+    import argparse
+    import json
+    from datetime import UTC, datetime
+
+    from machine import describe
+
+    from ldprepro.pipeline.io import atomic_write_text
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out-dir", type=Path, default=out_dir)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+    if pin:
+        pin_allocator()
+    record = {
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": describe(),
+        "repeats": args.repeats,
+        "rows": rows(args.repeats),
+    }
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.out_dir / f"{stem}.json", json.dumps(record, indent=1) + "\n")
+    atomic_write_text(args.out_dir / f"{stem}.md", render(record))
+    return 0

@@ -16,17 +16,13 @@ Writes ``ss_samplers.json`` and ``ss_samplers.md`` (``--out-dir``, default timin
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import measure  # noqa: E402  (beside this script)
-from machine import describe  # noqa: E402
+from bench_common import measure, rows_script  # noqa: E402  (beside this script)
 
 HERE = Path(__file__).resolve().parent
 #: (label, distribution, k, users, draws)
@@ -88,20 +84,7 @@ def render(record: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out-dir", type=Path, default=HERE)
-    ap.add_argument("--repeats", type=int, default=5)
-    args = ap.parse_args(argv)
-    record = {
-        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": describe(),
-        "repeats": args.repeats,
-        "rows": rows(args.repeats),
-    }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "ss_samplers.json").write_text(json.dumps(record, indent=1) + "\n")
-    (args.out_dir / "ss_samplers.md").write_text(render(record))
-    return 0
+    return rows_script(argv, __doc__.splitlines()[0], "ss_samplers", rows, render, HERE)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ class PerturbAndAverage:
                 self._mean, self._mean_of = np.asarray(x, dtype=float).mean(axis=0), x
             n = np.shape(x)[0]
             return self._mean + laplace_sum(self._laplace_scale, n, rng, size=np.shape(self._mean)) / n
-        if self._binary and np.ndim(x) <= 2 and np.size(x) == np.shape(x)[0] >= BLOCKS_FROM:  # one attribute
+        one_attribute = np.ndim(x) <= 2 and np.size(x) == np.shape(x)[0]
+        if one_attribute and not self.draws_every_report(np.shape(x)[0]):  # Duchi, Harmony: the ±C count
             if self._count_of is not x:
                 self._count, self._count_of = BinaryCount(self.mech.prob_plus(x)), x
             return np.full(np.shape(x)[1:], binary_sum(self.mech, self._count, rng) / np.shape(x)[0])
