@@ -257,8 +257,13 @@ def support_counts(c, p_true, d, draws, rng, few=FEW_USERS):
             o_in = o_cur[:, lo + i : hi + i + 1]
             i_in = i_cur[:, :, lo:hi]
             if s == 1:  # a leaf waits for the others
-                o_next[:, lo + children : hi + children + 1] = o_in
-                i_next[:, :, lo:hi] = i_in
+                # copied element by element: an array-to-array assignment would compile numba's
+                # shape-mismatch error path (string formatting: seconds of compile per process)
+                for r in range(draws):
+                    o_next[r, lo + children] = o_in[r, 0]
+                    o_next[r, lo + children + 1] = o_in[r, 1]
+                    for kappa in range(2):
+                        i_next[r, kappa, lo] = i_in[r, kappa, 0]
                 next_los[children] = lo
                 children += 1
                 continue
