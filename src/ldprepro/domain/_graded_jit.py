@@ -154,8 +154,9 @@ def hiera_steps(
                 if other >= lv[i]:
                     other += 1
                 t_star[i] = lv[i] if u_keep[i] < grr_keep[lv[i]] else other
-        else:
-            t_star[:] = lv
+        else:  # element by element: an array assignment compiles numba's shape-error formatting
+            for i in range(n):
+                t_star[i] = lv[i]
         for i in range(n):
             disc[i] = rng.random() < (1.0 + v[i]) / 2.0
         counts[:] = 0
