@@ -41,3 +41,37 @@ def test_an_unbounded_fieller_interval_is_drawn_as_an_arrow(tmp_path):
     assert "∞" in effect_text(next(table.itertuples()))
     forest.draw_forest(table, pd.DataFrame(table.attrs["points"]), tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 5_000
+
+
+def test_the_forest_is_written_uncropped_with_every_title_inside_the_canvas(tmp_path, monkeypatch):
+    """The forest is laid out by tight_layout and written as its canvas (no crop pass): a claim far
+    longer than a line wraps at the canvas edge instead of running off it."""
+    from PIL import Image
+
+    from ldprepro.report.plotting import SAVE_DPI, plt
+
+    rng = np.random.default_rng(2)
+    long = "a claim of many words " * 12
+    table = judge(
+        [
+            Claim(
+                "p",
+                "f",
+                long,
+                "s",
+                "pairwise",
+                points=[paired_point(rng.gamma(2, 1, 40), rng.gamma(2, 1.2, 40), "ε=1")],
+            )
+        ]
+    )
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to measure its title
+    forest.draw_forest(table, pd.DataFrame(table.attrs["points"]), tmp_path / "f.png")
+    (fig,) = figures
+    width, height = Image.open(tmp_path / "f.png").size
+    assert (width, height) == (round(fig.get_figwidth() * SAVE_DPI), round(fig.get_figheight() * SAVE_DPI))
+    renderer = fig.canvas.get_renderer()
+    title = fig.axes[0]._left_title  # set_title(loc="left")
+    assert title.get_text().startswith(table["verdict"].iloc[0].upper() + ": " + long[:20])
+    box = title.get_window_extent(renderer)
+    assert title._get_wrapped_text().count("\n") >= 2 and 0 <= box.x0 and box.x1 <= fig.bbox.width

@@ -63,7 +63,8 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
     levels = sorted({f"{round(100 * v)} %" for v in shown["ci_level"].dropna()})
     ax.set_xlabel(f"{scale}" + (f" ({', '.join(levels)} CI)" if levels else ""), fontsize="small")
     extra = f" — {hidden} more points not drawn (the weakest {MAX_POINTS} shown)" if hidden else ""
-    ax.set_title(textwrap.fill(title + extra, 110), fontsize="small", loc="left")
+    # wrap=True: a long title wraps at the canvas edge (the figure is written uncropped)
+    ax.set_title(title + extra, fontsize="small", loc="left", wrap=True)
 
 
 def draw_forest(
@@ -88,5 +89,5 @@ def draw_forest(
     for ax, c in zip(axes[:, 0], with_points):
         role = "" if c.data_role == "paper" else f" [{c.data_role} data]"
         _panel(ax, points[points["claim_id"] == c.claim_id], f"{c.verdict.upper()}: {c.claim}{role}")
-    fig.tight_layout()
-    save_figure(fig, png, svg)
+    fig.tight_layout()  # fits the panels to the canvas: written uncropped (one text-measuring pass less)
+    save_figure(fig, png, svg, crop=False)

@@ -278,13 +278,24 @@ def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
 SAVE_DPI = 150
 
 
-def save_figure(fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None) -> None:
+def save_figure(
+    fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None, crop: bool = True
+) -> None:
     """Write PNG (and SVG) atomically, with deterministic metadata, then close the figure.
     ``claims`` (a claims table or its rows): a one-line verdict badge per claim under the figure
-    (the test, effect and evidence live in the report caption and docs/figures/verdicts.md)."""
+    (the test, effect and evidence live in the report caption and docs/figures/verdicts.md).
+    ``crop=False`` (a figure laid out to fit its canvas, e.g. by ``tight_layout``, nothing outside
+    it) writes the canvas as it is: no extra pass to find the crop, which measures every text of
+    the figure once more."""
     if claims is not None and len(claims):
         add_verdicts(fig, claims)
-    bbox = _fix_layout(fig)
+    if not crop and claims is not None and len(claims):
+        raise ValueError("verdict badges sit under the canvas: a figure with claims is written cropped")
+    if crop:
+        bbox = _fix_layout(fig)
+    else:
+        _drop_layout_engine(fig)
+        bbox = fig.bbox_inches  # the whole canvas (savefig's "auto" would still pre-draw to crop)
     for path, fmt in [(png, "png"), (svg, "svg")]:
         if path is None:
             continue
@@ -305,14 +316,19 @@ def _fix_layout(fig):
     screen_dpi = fig.dpi
     fig.set_dpi(SAVE_DPI)
     fig.draw_without_rendering()  # runs the layout engine, if any
-    if fig.get_layout_engine() is not None:
-        # no engine from here on, so the positions just computed stay and savefig does not pre-draw
-        # ("none" would leave a placeholder engine that savefig still pre-draws for)
-        with plt.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            fig.set_layout_engine(None)
+    _drop_layout_engine(fig)
     bbox = fig.get_tightbbox(fig.canvas.get_renderer())
     fig.set_dpi(screen_dpi)
     return bbox.padded(plt.rcParams["savefig.pad_inches"])
+
+
+def _drop_layout_engine(fig) -> None:
+    """No layout engine from here on, so the positions computed so far stay and savefig does not
+    pre-draw for one ("none", which ``tight_layout`` leaves, is a placeholder savefig still
+    pre-draws for)."""
+    if fig.get_layout_engine() is not None:
+        with plt.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)
 
 
 def add_verdicts(fig, claims) -> None:
