@@ -57,11 +57,14 @@ def run(snakemake_args: list[str]) -> tuple[int, dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="the JSON record to write")
+    ap.add_argument("--note", default="", help="the run's conditions, recorded with it (e.g. fresh clone at <commit>)")
     ap.add_argument("snakemake_args", nargs="*", help="after --: Snakemake's arguments (default: --cores all)")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
     code, record = run(args.snakemake_args or ["--cores", "all"])
     record["load_before"] = load
+    if args.note:
+        record["note"] = args.note
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(f".{args.out.name}.tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n")

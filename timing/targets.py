@@ -83,7 +83,7 @@ def sgd_target(results: dict) -> dict:
     }
 
 
-def offline_target(figures: dict) -> dict:
+def offline_target(figures: dict, papers_reps_run: dict | None = None) -> dict:
     """Issue 27: the offline paper-scale run, ``snakemake --cores 2`` from a fresh clone, ≤ 5 min wall
     (timing/run_workflow.py's record, accounted by figure_times.py)."""
     cpus = figures["cpus"]
@@ -113,8 +113,24 @@ def offline_target(figures: dict) -> dict:
         f"{floor / 60:.1f} min CPU and the jobs they model run at {modelled_cpu / floor:.1f}× it; the floors priced "
         f"per rule family (figure_times.md) add to {acc['floor_s'] / 60:.1f} min CPU, "
         f"{acc['floor_s'] / cpus / 60:.1f} min on {cpus} cores"
-        + _extra_repetitions_note(figures.get("accounts") or {}, cpu, cpus),
+        + _extra_repetitions_note(figures.get("accounts") or {}, cpu, cpus)
+        + _papers_reps_measured(papers_reps_run),
     }
+
+
+def _papers_reps_measured(run: dict | None) -> str:
+    """The same run at the papers' repetitions, measured (timing/papers_reps.py's overlay), if recorded."""
+    if not run:
+        return ""
+    cpu = run["snakemake_cpu_s"] + run["children_cpu_s"]
+    return (
+        f". Measured at the papers' repetitions (`{run['command']}`, the overlay written by timing/papers_reps.py; "
+        f"run_papers_reps.json, {run.get('note', 'fresh clone')}): {run['wall_s'] / 60:.1f} min wall, "
+        f"{cpu / 60:.1f} min CPU on {run['cores']} cores — the 5 minutes are met at the papers' repetitions"
+        if run["wall_s"] <= 300.0
+        else f". Measured at the papers' repetitions (`{run['command']}`, run_papers_reps.json): "
+        f"{run['wall_s'] / 60:.1f} min wall, {cpu / 60:.1f} min CPU on {run['cores']} cores"
+    )
 
 
 def _extra_repetitions_note(accounts: dict, cpu: float, cpus: int) -> str:
@@ -378,12 +394,13 @@ def targets(
     suite: dict | None = None,
     sgd_pass: dict | None = None,
     everything: dict | None = None,
+    papers_reps_run: dict | None = None,
 ) -> list[dict]:
     out = []
     if results:
         out += [mechanism_target(results), sgd_target(results)]
     if figures:
-        out += [offline_target(figures), fixed_cost_target(figures)]
+        out += [offline_target(figures, papers_reps_run), fixed_cost_target(figures)]
     if ipums and "measured_cpu_s" in ipums.get("totals", {}):
         out.append(ipums_figures_target(ipums))
     if figures and ipums and "ipums_panels_projected_cpu_s" in ipums.get("totals", {}):
@@ -424,6 +441,12 @@ def main(argv=None) -> None:
     ap.add_argument("--suite", default=HERE / "suite.json", type=Path)
     ap.add_argument("--sgd-pass", default=HERE / "sgd_pass.json", type=Path)
     ap.add_argument("--everything", default=HERE / "ipums_everything.json", type=Path)
+    ap.add_argument(
+        "--papers-reps-run",
+        default=HERE / "run_papers_reps.json",
+        type=Path,
+        help="run_workflow.py's record of the run at the papers' repetitions (papers_reps.py's overlay)",
+    )
     ap.add_argument("--out-dir", default=HERE, type=Path)
     args = ap.parse_args(argv)
     rows = targets(
@@ -433,6 +456,7 @@ def main(argv=None) -> None:
         _load(args.suite),
         _load(args.sgd_pass),
         _load(args.everything),
+        _load(args.papers_reps_run),
     )
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in (
