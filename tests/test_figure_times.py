@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,10 @@ def job_log(path: Path, s: float, cpu: float, rss: float, rule: str = "figure_jo
 
 
 @pytest.fixture
-def run(tmp_path):
+def run(tmp_path, monkeypatch):
+    # the floors' prices: a few repeats, not spread over seconds (what matters here is the bookkeeping)
+    monkeypatch.setattr(sys.modules["bench_common"], "PRICE_REPEATS", 3)
+    monkeypatch.setattr(sys.modules["bench_common"], "PRICE_PAUSE_S", 0.0)
     logs = tmp_path / "logs"
     job_log(logs / "hiera/fig2/synth_a__pm.log", 10.0, 8.0, 300.0)
     job_log(logs / "hiera/fig2/synth_a__hiera.log", 30.0, 20.0, 250.0)
@@ -754,7 +758,21 @@ def test_the_papers_repetitions_overlay_and_its_measured_run(tmp_path):
            "children_cpu_s": 555.0, "cores": 2, "note": "fresh clone at abc"}  # fmt: skip
     row = tg.offline_target({**figures, "accounts": {"totals": totals}}, run)
     assert not row["met"]  # the target is the default configuration's run
+    assert row["measured"].endswith("; at the papers' repetitions (measured): 4.8 min wall")
     assert "at the papers' repetitions (`snakemake --cores 2 --configfile x.yaml`" in row["explanation"]
     assert "fresh clone at abc): 4.8 min wall, 9.3 min CPU on 2 cores — the 5 minutes are met" in row["explanation"]
     slow = tg.offline_target({**figures, "accounts": {"totals": totals}}, {**run, "wall_s": 320.0})["explanation"]
     assert "5.3 min wall" in slow and "met" not in slow.split("Measured at the papers' repetitions")[1]
+
+
+def test_a_floor_price_is_the_minimum_over_repeats_spread_in_time():
+    """bench_common.min_cpu_spread: a warm-up call, then ``repeats`` calls ``pause_s`` apart (a slow
+    spell of the machine cannot cover them all), the smallest CPU time returned."""
+    import time
+
+    bc = sys.modules["bench_common"]
+    calls = []
+    cpu = bc.min_cpu_spread(lambda: calls.append(time.perf_counter()), repeats=4, pause_s=0.02)
+    assert len(calls) == 5 and 0.0 <= cpu < 0.01
+    assert min(b - a for a, b in zip(calls[1:], calls[2:])) >= 0.02
+    assert calls[1] - calls[0] < 0.02  # no pause after the warm-up

@@ -36,6 +36,30 @@ def measure(fn, repeats: int) -> dict:
     return {"cpu_s": cpu, "wall_s": wall}
 
 
+#: Repeats and the pause between them for a floor's price (figure_times.py, cpu_accounts.py). This
+#: machine has slow spells of up to about 3 s, about a quarter of the time, in which the same call
+#: takes up to 1.8× its CPU time (``Generator.random``: 2.18 and 3.43 ns per draw in consecutive
+#: runs of 7 back-to-back repeats): the repeats are spread over about 4 s so that one spell cannot
+#: cover them all.
+PRICE_REPEATS, PRICE_PAUSE_S = 21, 0.2
+
+
+def min_cpu_spread(fn, repeats: int | None = None, pause_s: float | None = None) -> float:
+    """Warm-up call, then the minimum CPU seconds of ``fn()`` over ``repeats`` calls ``pause_s``
+    apart (the pauses are not CPU time); by default PRICE_REPEATS and PRICE_PAUSE_S."""
+    repeats = PRICE_REPEATS if repeats is None else repeats
+    pause_s = PRICE_PAUSE_S if pause_s is None else pause_s
+    fn()
+    best = math.inf
+    for i in range(repeats):
+        if i:
+            time.sleep(pause_s)
+        c0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - c0)
+    return best
+
+
 def pair(what: str, before, after, repeats: int, floor=None, **extra) -> dict:
     b, a = measure(before, repeats), measure(after, repeats)
     row = {

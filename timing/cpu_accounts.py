@@ -30,11 +30,11 @@ the jobs' CPU.)
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_common import min_cpu_spread  # beside this module (timing/)
 
 from ldprepro.pipeline.jobsetup import logged_resources
 
@@ -52,37 +52,25 @@ def read_job_logs(logs: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["log", "rule", "cpu_s", "setup_cpu_s", "wall_s", "max_rss_mb", "sys_cpu_s"])
 
 
-def seconds_per_multiply_add(repeats: int = 7, n: int = 2_000_000, d: int = 32) -> float:
+def seconds_per_multiply_add(n: int = 2_000_000, d: int = 32) -> float:
     """CPU seconds per multiply-add of one pass over an n × d float64 matrix (``X @ θ``, numpy's
-    BLAS matrix-vector product): warm-up, then the minimum of ``repeats``."""
+    BLAS matrix-vector product): the minimum over repeats spread in time (``bench_common.min_cpu_spread``)."""
     X = np.random.default_rng(0).random((n, d))
     theta = np.ones(d)
-    X @ theta
-    best = math.inf
-    for _ in range(repeats):
-        c0 = time.process_time()
-        X @ theta
-        best = min(best, time.process_time() - c0)
-    return best / (n * d)
+    return min_cpu_spread(lambda: X @ theta) / (n * d)
 
 
-def seconds_per_matmul_multiply_add(repeats: int = 7, size: int = 512) -> float:
+def seconds_per_matmul_multiply_add(size: int = 512) -> float:
     """CPU seconds per multiply-add of a float64 matrix product (``A @ B``, size × size, BLAS on one
     thread): the fastest way any of the LREMH estimators does its EM arithmetic (the factorised EM's
-    contractions are such products; the explicit EM's matrix-vector products are slower). Warm-up,
-    then the minimum of ``repeats``."""
+    contractions are such products; the explicit EM's matrix-vector products are slower). The
+    minimum over repeats spread in time (``bench_common.min_cpu_spread``)."""
     from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(0)
     a, b = rng.random((size, size)), rng.random((size, size))
-    best = math.inf
     with threadpool_limits(limits=1):
-        a @ b
-        for _ in range(repeats):
-            c0 = time.process_time()
-            a @ b
-            best = min(best, time.process_time() - c0)
-    return best / size**3
+        return min_cpu_spread(lambda: a @ b) / size**3
 
 
 def lremh_em_multiply_adds(results: Path) -> dict[str, float]:

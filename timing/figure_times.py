@@ -9,7 +9,7 @@ them per figure. Beside each figure of the
 Monte-Carlo kinds it puts the floor an exact per-user sampler cannot beat: one uniform per reported
 user per repetition (mean figures: users × repetitions × ε × sweep values per job; LDP-SGD figures:
 training users × fits), priced at the CPU time of ``Generator.random`` measured in this run (minimum
-of 7 repeats after a warm-up). A mechanism whose mean estimate is drawn from exact sufficient
+of repeats spread over seconds, after a warm-up). A mechanism whose mean estimate is drawn from exact sufficient
 statistics (Laplace, graded Laplace, Duchi's and Harmony's ±C counts, HierA's level counts on large
 data) has no such floor and counts none; its job's CPU still counts, so a panel job that runs it
 beside per-user mechanisms reads a little above its per-user mechanisms' ratio.
@@ -29,7 +29,6 @@ import json
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import papers_reps  # noqa: E402
-from bench_common import pin_allocator  # noqa: E402
+from bench_common import min_cpu_spread, pin_allocator  # noqa: E402
 from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module beside this one)
     accounts,
     benchmark_draws,
@@ -152,20 +151,14 @@ def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> i
     return int(job_floor(entry, mechanism, n)["random_numbers"]) or None  # none drawn per user: no floor
 
 
-def uniform_seconds_per_draw(repeats: int = 7, n: int = 1_000_000) -> float:
-    """CPU seconds per ``Generator.random`` draw: warm-up, then the minimum of ``repeats``, on a heap
-    that keeps what is freed (``bench_common.pin_allocator``, as the jobs' ``keep_freed_memory``),
-    so that the floor does not count page faults: unpinned, the same call measured 2.18 and 2.38 ns
-    per draw in two runs of this script."""
+def uniform_seconds_per_draw(n: int = 1_000_000) -> float:
+    """CPU seconds per ``Generator.random`` draw: the minimum over repeats spread in time
+    (``bench_common.min_cpu_spread``), on a heap that keeps what is freed (``bench_common.pin_allocator``,
+    as the jobs' ``keep_freed_memory``), so that the floor does not count page faults: unpinned, the
+    same call measured 2.18 and 2.38 ns per draw in two runs of this script."""
     pin_allocator()
     rng = np.random.default_rng(0)
-    rng.random(n)
-    best = math.inf
-    for _ in range(repeats):
-        c0 = time.process_time()
-        rng.random(n)
-        best = min(best, time.process_time() - c0)
-    return best / n
+    return min_cpu_spread(lambda: rng.random(n)) / n
 
 
 def _figure_jobs(config: dict):

@@ -102,7 +102,12 @@ def offline_target(figures: dict, papers_reps_run: dict | None = None) -> dict:
     return {
         "target": f"the offline run at paper scale (`snakemake --cores {acc['cores']}`, fresh clone) in ≤ 5 min wall",
         "measured": f"{wall / 60:.1f} min wall, {cpu / 60:.1f} min CPU over {acc['jobs']} jobs (load average "
-        f"{acc['load_before']:.2f} at the start)",
+        f"{acc['load_before']:.2f} at the start)"
+        + (
+            f"; at the papers' repetitions (measured): {papers_reps_run['wall_s'] / 60:.1f} min wall"
+            if papers_reps_run
+            else ""
+        ),
         "met": wall <= 300.0,
         "explanation": f"{cpu / 60:.1f} min CPU on {cpus} cores cannot take less than {cpu / cpus / 60:.1f} min; of it "
         f"{acc['fixed_cpu_s'] / 60:.1f} min is fixed cost (Snakemake {acc['snakemake_cpu_s'] / 60:.1f}, the jobs' "
