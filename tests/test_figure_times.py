@@ -685,6 +685,16 @@ def test_the_ipums_figures_target_is_decided_by_one_measured_run():
     assert tg.ipums_run_wall(together) == 3580.0 and tg.ipums_run_wall(ipums) == 3700.0
 
 
+def _offline_run(wall_s: float, cpu_s: float) -> tuple[dict, dict]:
+    """(accounts' totals, figure_times record) of an offline run on 2 cores taking ``wall_s`` and ``cpu_s``."""
+    totals = {
+        "run_wall_s": wall_s, "run_cpu_s": cpu_s, "cores": 2, "jobs": 6, "load_before": 0.1, "fixed_cpu_s": 3.0,
+        "snakemake_cpu_s": 1.0, "setup_cpu_s": 2.0, "outside_jobs_cpu_s": 0.0, "work_cpu_s": cpu_s - 3.0,
+        "floor_s": 60.0,
+    }  # fmt: skip
+    return totals, {"cpus": 2, "figures": [{"floor_cpu_s": 50.0, "cpu_over_floor": 1.2}], "totals": {}}
+
+
 def test_the_extra_repetitions_are_priced_from_the_compute_jobs_work(tmp_path):
     """papers_reps: a figure with test_reps / claim_reps above its paper's reps has its compute jobs'
     work (CPU after start-up, render jobs excluded) × (1 − reps/run_reps) priced; the offline target
@@ -716,11 +726,7 @@ def test_the_extra_repetitions_are_priced_from_the_compute_jobs_work(tmp_path):
     text = pr.markdown(priced, 300.0, 2)
     assert "In all **69.0 s**" in text and "about 231.0 s CPU, at least 1.9 min on 2 cores (not measured)" in text
     tg = _load_benchmark_module("targets")
-    totals = {
-        "run_wall_s": 160.0, "run_cpu_s": 300.0, "cores": 2, "jobs": 6, "load_before": 0.1, "fixed_cpu_s": 3.0,
-        "snakemake_cpu_s": 1.0, "setup_cpu_s": 2.0, "outside_jobs_cpu_s": 0.0, "work_cpu_s": 297.0, "floor_s": 60.0,
-    }  # fmt: skip
-    figures = {"cpus": 2, "figures": [{"floor_cpu_s": 50.0, "cpu_over_floor": 1.2}], "totals": {}}
+    totals, figures = _offline_run(160.0, 300.0)
     plain = tg.offline_target({**figures, "accounts": {"totals": totals}})["explanation"]
     assert "papers' repetitions" not in plain
     note = tg.offline_target({**figures, "accounts": {"totals": totals, "extra_repetitions": priced}})["explanation"]
@@ -749,11 +755,7 @@ def test_the_papers_repetitions_overlay_and_its_measured_run(tmp_path):
     with pytest.raises(SystemExit, match="nothing to write"):
         pr.main(["--config", str(src), "--overlay", str(out)])
     tg = _load_benchmark_module("targets")
-    totals = {
-        "run_wall_s": 340.0, "run_cpu_s": 680.0, "cores": 2, "jobs": 6, "load_before": 0.1, "fixed_cpu_s": 3.0,
-        "snakemake_cpu_s": 1.0, "setup_cpu_s": 2.0, "outside_jobs_cpu_s": 0.0, "work_cpu_s": 677.0, "floor_s": 60.0,
-    }  # fmt: skip
-    figures = {"cpus": 2, "figures": [{"floor_cpu_s": 50.0, "cpu_over_floor": 1.2}], "totals": {}}
+    totals, figures = _offline_run(340.0, 680.0)
     run = {"command": "snakemake --cores 2 --configfile x.yaml", "wall_s": 285.0, "snakemake_cpu_s": 3.0,
            "children_cpu_s": 555.0, "cores": 2, "note": "fresh clone at abc"}  # fmt: skip
     row = tg.offline_target({**figures, "accounts": {"totals": totals}}, run)
