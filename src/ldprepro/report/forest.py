@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections import defaultdict
 
 import numpy as np
 import pandas as pd
@@ -37,23 +38,30 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
     tested = shown[~shown["exact"].astype(bool)]
     scales = tested if len(tested) else shown
     ratio = bool(scales["effect_scale"].astype(str).str.contains("ratio").all()) and bool((shown["effect"] > 0).all())
+    # the marks of each kind and colour collected first, then drawn in one call each (a call per
+    # point made every point four artists, each drawn and measured on its own)
+    marks: dict[tuple[str, str], list] = defaultdict(list)  # (kind, colour) -> points
     for yi, r in zip(y, shown.itertuples()):
         colour = COLOURS.get(r.favours, PALETTE["grey"])
         if r.exact or not np.isfinite(r.ci_low):
-            ax.plot([r.effect], [yi], marker="D", color=colour, ms=4, ls="none")
+            marks["D", colour].append((r.effect, yi))
             continue
         # an unbounded (Fieller) upper end is drawn as an arrow one decade (or ten widths) out
         hi = (
             r.ci_high if np.isfinite(r.ci_high) else (r.effect * 10 if ratio else r.effect + 10 * (r.effect - r.ci_low))
         )
         lo = r.ci_low if not ratio or r.ci_low > 0 else r.effect / 10
-        ax.errorbar(
-            [r.effect], [yi], xerr=[[r.effect - lo], [hi - r.effect]], fmt="o", color=colour, ms=3, capsize=2, lw=1
-        )
+        marks["interval", colour].append((r.effect, yi, r.effect - lo, hi - r.effect))
         if not np.isfinite(r.ci_high):
-            ax.plot([hi], [yi], marker=">", color=colour, ms=4, ls="none")
+            marks[">", colour].append((hi, yi))
         if lo != r.ci_low:  # a lower end of 0 on the log axis: an arrow one decade in
-            ax.plot([lo], [yi], marker="<", color=colour, ms=4, ls="none")
+            marks["<", colour].append((lo, yi))
+    for (kind, colour), pts in marks.items():
+        a = np.array(pts, dtype=float)
+        if kind == "interval":
+            ax.errorbar(a[:, 0], a[:, 1], xerr=a[:, 2:].T, fmt="o", color=colour, ms=3, capsize=2, lw=1)
+        else:
+            ax.plot(a[:, 0], a[:, 1], marker=kind, color=colour, ms=4, ls="none")
     ax.axvline(1.0 if ratio else 0.0, color=PALETTE["black"], lw=0.8, ls="--")
     if ratio:
         ax.set_xscale("log")
