@@ -182,6 +182,21 @@ def test_the_evidence_rides_along_derived_frames_without_being_copied():
     assert [r["point"] for r in table.attrs["points"]] == ["ε=1", "ε=2"]
 
 
+def test_the_claims_file_holds_the_table_and_the_points_file_the_evidence(tmp_path):
+    """write_claims: claims.parquet without the in-memory evidence (pandas would store it again in
+    the file's metadata, and every frame derived from the table read back would deep-copy it);
+    claim_points.parquet with every point."""
+    from ldprepro.claims.tables import write_claims
+    from ldprepro.pipeline.verify import read_table
+
+    table = judge([_claim([_point_at_p(0.01, "ε=1"), _point_at_p(0.02, "ε=2")])])
+    write_claims(table, tmp_path / "claims.parquet", tmp_path / "claim_points.parquet")
+    back = read_table(tmp_path / "claims.parquet")
+    assert back.attrs == {} and list(back["claim"]) == list(table["claim"])
+    assert table.attrs["points"]  # the table in memory keeps its evidence
+    assert list(read_table(tmp_path / "claim_points.parquet")["point"]) == ["ε=1", "ε=2"]
+
+
 def test_tiny_p_values_are_printed_as_such_never_zero():
     from ldprepro.claims.multiplicity import format_p
 

@@ -72,7 +72,11 @@ def write_claims(claims: pd.DataFrame, path: str | os.PathLike, points_path: str
     one row per point of every claim, from ``verdicts.judge``)."""
     from ldprepro.claims.verdicts import CLAIM_POINT_COLUMNS
 
-    write_parquet(claims, path)
+    # without its attrs: pandas would store the per-point evidence again in the file's metadata (it
+    # is claim_points.parquet's), and every frame derived from the table read back deep-copies it
+    table = claims.copy(deep=False)
+    table.attrs = {}
+    write_parquet(table, path)
     if points_path is not None:
         points = pd.DataFrame(claims.attrs.get("points", []), columns=CLAIM_POINT_COLUMNS)
         write_parquet(
