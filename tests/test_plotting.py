@@ -347,3 +347,30 @@ def test_save_figure_writes_the_png_savefig_tight_writes(tmp_path, layout):
     from PIL import Image
 
     assert width_pt / 72 == pytest.approx(Image.open(reference).size[0] / plotting.SAVE_DPI, abs=0.02)
+
+
+def test_an_uncropped_figure_is_its_canvas_laid_out_once_and_never_carries_badges(tmp_path):
+    """save_figure(crop=False): the PNG is the canvas at SAVE_DPI; a layout engine not yet run runs
+    once (the axes move off the canvas edge); verdict badges, which sit under the canvas, are refused
+    before anything is drawn."""
+    from PIL import Image
+
+    fig, ax = plotting.plt.subplots(figsize=(3.0, 2.0), layout="constrained")
+    ax.set_ylabel("a label that needs room")
+    before = ax.get_position().x0
+    kept = []
+    close = plotting.plt.close
+    plotting.plt.close = kept.append
+    try:
+        plotting.save_figure(fig, tmp_path / "f.png", crop=False)
+    finally:
+        plotting.plt.close = close
+    assert Image.open(tmp_path / "f.png").size == (3 * plotting.SAVE_DPI, 2 * plotting.SAVE_DPI)
+    assert kept == [fig] and fig.axes[0].get_position().x0 != before  # laid out by the engine
+    plotting.plt.close(fig)
+    fig2, _ = plotting.plt.subplots()
+    claims = pd.DataFrame([{"verdict": "holds", "claim": "c"}])
+    with pytest.raises(ValueError, match="written cropped"):
+        plotting.save_figure(fig2, tmp_path / "g.png", claims=claims, crop=False)
+    assert not fig2.texts and not (tmp_path / "g.png").exists()
+    plotting.plt.close(fig2)

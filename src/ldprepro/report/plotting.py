@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.layout_engine import PlaceHolderLayoutEngine  # noqa: E402
 
 from ldprepro.pipeline.io import atomic_path  # noqa: E402
 
@@ -287,15 +288,20 @@ def save_figure(
     ``crop=False`` (a figure laid out to fit its canvas, e.g. by ``tight_layout``, nothing outside
     it) writes the canvas as it is: no extra pass to find the crop, which measures every text of
     the figure once more."""
-    if claims is not None and len(claims):
-        add_verdicts(fig, claims)
-    if not crop and claims is not None and len(claims):
+    badges = claims is not None and len(claims)
+    if badges and not crop:
         raise ValueError("verdict badges sit under the canvas: a figure with claims is written cropped")
+    if badges:
+        add_verdicts(fig, claims)
     if crop:
         bbox = _fix_layout(fig)
     else:
+        engine = fig.get_layout_engine()
+        if engine is not None and not isinstance(engine, PlaceHolderLayoutEngine):
+            engine.execute(fig)  # a layout engine still to run: once, then the positions stay
         _drop_layout_engine(fig)
-        bbox = fig.bbox_inches  # the whole canvas (savefig's "auto" would still pre-draw to crop)
+        # the whole canvas (None would fall back to rcParams["savefig.bbox"], which may crop)
+        bbox = fig.bbox_inches
     for path, fmt in [(png, "png"), (svg, "svg")]:
         if path is None:
             continue
