@@ -130,7 +130,7 @@ def _papers_reps_measured(run: dict | None) -> str:
     cpu = run["snakemake_cpu_s"] + run["children_cpu_s"]
     return (
         f". Measured at the papers' repetitions (`{run['command']}`, the overlay written by timing/papers_reps.py; "
-        f"run_papers_reps.json, {run.get('note', 'fresh clone')}): {run['wall_s'] / 60:.1f} min wall, "
+        f"run_papers_reps.json, {run.get('note', 'its conditions not recorded')}): {run['wall_s'] / 60:.1f} min wall, "
         f"{cpu / 60:.1f} min CPU on {run['cores']} cores — the 5 minutes are met at the papers' repetitions"
         if run["wall_s"] <= 300.0
         else f". Measured at the papers' repetitions (`{run['command']}`, run_papers_reps.json): "
