@@ -20,7 +20,7 @@ The u_i are independent, so per block
 
 That is the law of S exactly (no approximation beyond the rounding of the comparisons, as in the
 per-user sampler). The undecided users of all blocks together number at most BLOCK_USERS × (max p −
-min p) on average, since the blocks' [a_j, b_j] do not overlap: a few hundred, whatever n is. A draw
+min p) on average, since the blocks' [a_j, b_j] do not overlap: at most BLOCK_USERS, whatever n is. A draw
 costs two binomial draws per block and a uniform per undecided user, against a uniform per user for
 the per-user sampler (measured in timing/binary_sums.md).
 
