@@ -25,11 +25,14 @@ def slow_repeats(repeats: int) -> int:
     return max(5, repeats // 2)
 
 
-def measure(fn, repeats: int) -> dict:
-    """Warm-up call, then the minimum CPU and wall seconds over ``repeats`` calls."""
+def measure(fn, repeats: int, pause_s: float = 0.0) -> dict:
+    """Warm-up call, then the minimum CPU and wall seconds over ``repeats`` calls, ``pause_s`` apart
+    (the pauses are in neither)."""
     fn()
     cpu = wall = math.inf
-    for _ in range(repeats):
+    for i in range(repeats):
+        if i and pause_s:
+            time.sleep(pause_s)
         c0, w0 = time.process_time(), time.perf_counter()
         fn()
         cpu, wall = min(cpu, time.process_time() - c0), min(wall, time.perf_counter() - w0)
@@ -45,19 +48,11 @@ PRICE_REPEATS, PRICE_PAUSE_S = 21, 0.2
 
 
 def min_cpu_spread(fn, repeats: int | None = None, pause_s: float | None = None) -> float:
-    """Warm-up call, then the minimum CPU seconds of ``fn()`` over ``repeats`` calls ``pause_s``
-    apart (the pauses are not CPU time); by default PRICE_REPEATS and PRICE_PAUSE_S."""
+    """:func:`measure`'s minimum CPU seconds, the calls ``pause_s`` apart; by default PRICE_REPEATS
+    and PRICE_PAUSE_S (read at the call, so a test can shorten them)."""
     repeats = PRICE_REPEATS if repeats is None else repeats
     pause_s = PRICE_PAUSE_S if pause_s is None else pause_s
-    fn()
-    best = math.inf
-    for i in range(repeats):
-        if i:
-            time.sleep(pause_s)
-        c0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - c0)
-    return best
+    return measure(fn, repeats, pause_s)["cpu_s"]
 
 
 def pair(what: str, before, after, repeats: int, floor=None, **extra) -> dict:
