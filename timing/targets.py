@@ -5,7 +5,7 @@
         [--out-dir timing]
 
 Reads the generated benchmark files (``bench.py``, ``figure_times.py``, ``ipums_run.py``,
-``suite_time.py``, ``sgd_pass.py``) and
+``suite_time.py``, ``sgd_pass.py``, ``run_workflow.py``'s runs, ``papers_reps_verdicts.py``) and
 writes ``targets.json`` and ``targets.md``: per target the measured value, whether it is met, and,
 when it is not, the floor that explains the gap, computed from the same files. No number is typed
 by hand; a target whose input file is missing is reported as not measured.
@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ipums_render import one_complete_run  # noqa: E402  (the one test of a complete run, beside this script)
+from papers_reps_verdicts import target_sentence as papers_reps_verdicts_sentence  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 GIB_MB = 1024.0  # MB per GiB (the benchmark files give MB of 2^20 bytes)
@@ -83,7 +84,7 @@ def sgd_target(results: dict) -> dict:
     }
 
 
-def offline_target(figures: dict, papers_reps_run: dict | None = None) -> dict:
+def offline_target(figures: dict, papers_reps_run: dict | None = None, papers_verdicts: dict | None = None) -> dict:
     """Issue 27: the offline paper-scale run, ``snakemake --cores 2`` from a fresh clone, ≤ 5 min wall
     (timing/run_workflow.py's record, accounted by figure_times.py)."""
     cpus = figures["cpus"]
@@ -119,7 +120,8 @@ def offline_target(figures: dict, papers_reps_run: dict | None = None) -> dict:
         f"per rule family (figure_times.md) add to {acc['floor_s'] / 60:.1f} min CPU, "
         f"{acc['floor_s'] / cpus / 60:.1f} min on {cpus} cores"
         + _extra_repetitions_note(figures.get("accounts") or {}, cpu, cpus)
-        + _papers_reps_measured(papers_reps_run),
+        + _papers_reps_measured(papers_reps_run)
+        + papers_reps_verdicts_sentence(papers_verdicts),
     }
 
 
@@ -400,12 +402,13 @@ def targets(
     sgd_pass: dict | None = None,
     everything: dict | None = None,
     papers_reps_run: dict | None = None,
+    papers_verdicts: dict | None = None,
 ) -> list[dict]:
     out = []
     if results:
         out += [mechanism_target(results), sgd_target(results)]
     if figures:
-        out += [offline_target(figures, papers_reps_run), fixed_cost_target(figures)]
+        out += [offline_target(figures, papers_reps_run, papers_verdicts), fixed_cost_target(figures)]
     if ipums and "measured_cpu_s" in ipums.get("totals", {}):
         out.append(ipums_figures_target(ipums))
     if figures and ipums and "ipums_panels_projected_cpu_s" in ipums.get("totals", {}):
@@ -452,6 +455,12 @@ def main(argv=None) -> None:
         type=Path,
         help="run_workflow.py's record of the run at the papers' repetitions (papers_reps.py's overlay)",
     )
+    ap.add_argument(
+        "--papers-reps-verdicts",
+        default=HERE / "papers_reps_verdicts.json",
+        type=Path,
+        help="papers_reps_verdicts.py's comparison of the verdicts of the default run and that run",
+    )
     ap.add_argument("--out-dir", default=HERE, type=Path)
     args = ap.parse_args(argv)
     rows = targets(
@@ -462,6 +471,7 @@ def main(argv=None) -> None:
         _load(args.sgd_pass),
         _load(args.everything),
         _load(args.papers_reps_run),
+        _load(args.papers_reps_verdicts),
     )
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in (
