@@ -127,19 +127,20 @@ def job_floor(entry: dict, mechanism: str, n_users: int, d: int = 1) -> dict:
         return {"fits": fits, "flops": fits * 4.0 * n_train * d, "random_numbers": fits * n_train * 2.0}
     reps = repetitions_run(entry)
     sizes = [min(int(s), n_users) for s in entry.get("sizes") or [n_users]]
-    users = sum(size for size in sizes if _draws_every_report(entry, mechanism, size, d))
-    return {"fits": 0, "flops": 0.0, "random_numbers": float(users * reps * eps * combos)}
+    users = sum(size for e in entry["eps"] for size in sizes if _draws_every_report(entry, mechanism, size, d, e))
+    return {"fits": 0, "flops": 0.0, "random_numbers": float(users * reps * combos)}
 
 
-def _draws_every_report(entry: dict, mechanism: str, n_users: int, d: int) -> bool:
-    """Whether the mean estimate of ``mechanism`` draws every user's report on ``n_users`` (its floor
-    is then a uniform per user); one drawn from sufficient statistics (Laplace's Gamma sums, the ±C
-    counts of Duchi and Harmony, HierA's level counts on large data, graded Laplace) has no such
-    floor and counts none (``experiments.mean``'s ``draws_every_report``)."""
+def _draws_every_report(entry: dict, mechanism: str, n_users: int, d: int, eps: float) -> bool:
+    """Whether the mean estimate of ``mechanism`` at ``eps`` draws every user's report on ``n_users``
+    (its floor is then a uniform per user); one drawn from sufficient statistics (Laplace's Gamma
+    sums, the ±C counts of Duchi and Harmony, the uniform-mixture sums of PM and DCT where they are
+    the cheaper, HierA's level counts on large data, graded Laplace) has no such floor and counts
+    none (``experiments.mean``'s ``draws_every_report``)."""
     from ldprepro.experiments.mean import make_collector
 
     params = (entry.get("mechanism_params") or {}).get(mechanism)
-    return make_collector(mechanism, float(entry["eps"][0]), d, params).draws_every_report(n_users)
+    return make_collector(mechanism, float(eps), d, params).draws_every_report(n_users)
 
 
 def job_floor_draws(entry: dict, dataset: str, mechanism: str, cards: Path) -> int | None:

@@ -8,6 +8,8 @@
 - ``joint``: RR-LDP joint-distribution estimation of paper 004 (EM, LREMH);
 - ``sgd``: LDP stochastic gradient descent (Zhao et al., Algorithm 1; its models, collectors and
   the bridge to the compiled steps in ``sgd_models``, ``sgd_collectors``, ``sgd_compiled``);
-- ``sufficient``: exact sufficient-statistic samplers, ``ties``: identical output laws.
+- ``sufficient``, ``binary_sum`` and ``uniform_sum``: exact samplers of sufficient statistics (sums of
+  Laplace noise, of ±C reports, of PM's and DCT's uniform-mixture reports); ``ties``: identical
+  output laws.
 
 Imports only numpy, scipy and numba (tests/test_layout.py checks it)."""

@@ -33,9 +33,11 @@ import numpy as np
 
 from ldprepro.domain.binary_sum import BLOCKS_FROM, BinaryCount
 from ldprepro.domain.mechanisms import get_mechanism, get_multidim
+from ldprepro.domain.mechanisms.base import Mechanism
 from ldprepro.domain.mechanisms.basic import Laplace, binary_reports
 from ldprepro.domain.mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
 from ldprepro.domain.sufficient import laplace_sum
+from ldprepro.domain.uniform_sum import UniformMixtureSum, mixture_is_cheaper
 from ldprepro.pipeline.seeding import rngs_for
 
 
@@ -43,10 +45,12 @@ class PerturbAndAverage:
     """Users perturb with ``mech``; the collector averages. Var(m̂) = Σ_i Var_i / n².
 
     ``estimate`` draws the mean from exact sufficient statistics where the mean depends only on
-    them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; Duchi's 1-D mechanism and Harmony: C·(2S − n)/n
-    with S the number of +C reports, ``domain.binary_sum``; multidimensional mechanisms: their
-    ``group_means``, e.g. the sampled coordinates summed by bincount); ``estimate_per_user``
-    perturbs every user (same law, used by the audit and the tests)."""
+    them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; from ``BLOCKS_FROM`` users on, Duchi's 1-D
+    mechanism and Harmony: C·(2S − n)/n with S the number of +C reports, ``domain.binary_sum``, and
+    PM, its family and DCT: the sum of their uniform-mixture reports, ``domain.uniform_sum``, where
+    that is the cheaper (``exact_sum_kind``); multidimensional mechanisms: their ``group_means``, e.g.
+    the sampled coordinates summed by bincount); ``estimate_per_user`` perturbs every user (same
+    law, used by the audit and the tests)."""
 
     def __init__(self, mech):
         self.mech = mech
@@ -58,8 +62,7 @@ class PerturbAndAverage:
             self._laplace_scale = mech.scale if type(mech) is Laplace else mech.mechanism.scale
         else:
             self._laplace_scale = None
-        self._binary = binary_reports(mech)
-        self._count, self._count_of = None, None
+        self._sum, self._sum_of = None, None
 
     def estimate(self, x, rng):
         if self._laplace_scale is not None:
@@ -69,10 +72,11 @@ class PerturbAndAverage:
             n = np.shape(x)[0]
             return self._mean + laplace_sum(self._laplace_scale, n, rng, size=np.shape(self._mean)) / n
         one_attribute = np.ndim(x) <= 2 and np.size(x) == np.shape(x)[0]
-        if one_attribute and not self.draws_every_report(np.shape(x)[0]):  # Duchi, Harmony: the ±C count
-            if self._count_of is not x:
-                self._count, self._count_of = BinaryCount(self.mech.prob_plus(x)), x
-            return np.full(np.shape(x)[1:], binary_sum(self.mech, self._count, rng) / np.shape(x)[0])
+        if one_attribute and not self.draws_every_report(np.shape(x)[0]):  # the reports' sum, exactly
+            if self._sum_of is not x:
+                self._sum = report_sum(self.mech, x, exact_sum_kind(self.mech, np.shape(x)[0]))
+                self._sum_of = x
+            return np.full(np.shape(x)[1:], self._sum.sample(rng) / np.shape(x)[0])
         if isinstance(self.mech, MultiDimMechanism):
             return self.mech.group_means(np.asarray(x, dtype=float)[None], rng)[0]
         return self.estimate_per_user(x, rng)
@@ -82,7 +86,7 @@ class PerturbAndAverage:
 
     def draws_every_report(self, n_users: int) -> bool:
         """Whether ``estimate`` draws every user's report (False: from sufficient statistics)."""
-        return self._laplace_scale is None and not (self._binary and n_users >= BLOCKS_FROM)
+        return self._laplace_scale is None and exact_sum_kind(self.mech, n_users) is None
 
     def var_of_mean(self, x):
         return np.asarray(self.mech.variance(x), dtype=float).sum(axis=0) / x.shape[0] ** 2
@@ -91,6 +95,40 @@ class PerturbAndAverage:
 def binary_sum(mech, count: BinaryCount, rng) -> float:
     """The sum of ``count.n`` reports ±C of ``mech``: C·(2S − n), S the number of +C (one draw)."""
     return mech.c * (2 * count.sample(rng) - count.n)
+
+
+def exact_sum_kind(mech, n_users: int) -> str | None:
+    """How the sum of ``n_users`` reports of the 1-D mechanism ``mech`` is drawn without a draw per
+    user, or None (every user perturbed): from ``BLOCKS_FROM`` users on, "count" for a ±C mechanism
+    (Duchi, Harmony: ``domain.binary_sum``), "mixture" for a uniform mixture (PM and its family,
+    DCT: ``domain.uniform_sum``) whose subset to draw is small enough to be the cheaper. A function
+    of the mechanism and n only: the random stream never depends on the machine."""
+    if n_users < BLOCKS_FROM or not isinstance(mech, Mechanism):
+        return None
+    if binary_reports(mech):
+        return "count"
+    mixture = mech.uniform_mixture()
+    return "mixture" if mixture is not None and mixture_is_cheaper(mixture) else None
+
+
+class _CountSum:
+    """The sum of the ±C reports of users ``x`` (``domain.binary_sum``), one draw per ``sample``."""
+
+    def __init__(self, mech, x):
+        self.mech, self.count = mech, BinaryCount(mech.prob_plus(x))
+
+    def sample(self, rng) -> float:
+        return binary_sum(self.mech, self.count, rng)
+
+
+def report_sum(mech, x, kind: str):
+    """The exact sampler of the sum of the reports of users ``x`` under ``mech``, of ``kind`` (what
+    ``exact_sum_kind`` says): ``sample(rng)`` draws the sum once."""
+    if kind == "count":
+        return _CountSum(mech, x)
+    if kind == "mixture":
+        return UniformMixtureSum(mech.uniform_mixture(), x)
+    raise ValueError(f"no exact sampler of the reports' sum of kind {kind!r} (count, mixture)")
 
 
 class HierAEstimator:
@@ -181,28 +219,29 @@ class AtLevelEstimator:
     def estimate(self, x, rng):
         """Σ over levels of the level's users' outputs, / n. The users are grouped by level once
         per data set (``x`` is fixed across a job's repetitions); each repetition draws, level by
-        level, the sum of the level's reports: exactly from the count of +C reports for a ±C
-        mechanism (Harmony; ``domain.binary_sum``) on ``BLOCKS_FROM`` users or more, else by
-        perturbing ``x[idx]``."""
+        level, the sum of the level's reports: exactly without a draw per user where the level's
+        mechanism has such a sampler on ``BLOCKS_FROM`` users or more (``exact_sum_kind``: Harmony's
+        count of +C reports, PM's uniform mixture), else by perturbing ``x[idx]``."""
         if self._grouped_for is not x:
+            kinds = [exact_sum_kind(m, x.shape[0]) for m in self.mechs]
             self._by_level = [
-                (x[idx], m, BinaryCount(m.prob_plus(x[idx])) if not self.draws_every_report(x.shape[0]) else None)
-                for idx, m in self._groups(x)
+                (x[idx], m, report_sum(m, x[idx], kind) if kind is not None else None)
+                for (idx, m), kind in zip(self._groups(x), kinds)
                 if idx.size
             ]
             self._grouped_for = x
         total = 0.0
-        for values, mech, count in self._by_level:
-            total += binary_sum(mech, count, rng) if count is not None else float(mech.perturb(values, rng).sum())
+        for values, mech, summed in self._by_level:
+            total += summed.sample(rng) if summed is not None else float(mech.perturb(values, rng).sum())
         return total / x.shape[0]
 
     def var_of_mean(self, x):
         return sum(float(np.sum(m.variance(x[idx]))) for idx, m in self._groups(x) if idx.size) / x.shape[0] ** 2
 
     def draws_every_report(self, n_users: int) -> bool:
-        """Whether ``estimate`` perturbs the users (PM, or fewer than ``BLOCKS_FROM`` users); Harmony's
-        levels are drawn as counts from ``BLOCKS_FROM`` users on."""
-        return not (all(binary_reports(m) for m in self.mechs) and n_users >= BLOCKS_FROM)
+        """Whether ``estimate`` perturbs the users of some level (fewer than ``BLOCKS_FROM`` users, or a
+        level whose mechanism has no cheaper exact sampler of its reports' sum)."""
+        return any(exact_sum_kind(m, n_users) is None for m in self.mechs)
 
 
 #: Estimators that are not "perturb with a 1-D mechanism and average".

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -88,6 +89,28 @@ def as_input(x, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
     return x
 
 
+@dataclass(frozen=True)
+class UniformMixture:
+    """An output law that is a mixture of two uniforms (``Mechanism.uniform_mixture``): with
+    probability ``q``, the same for every input t, uniform on [−half_range, half_range] (the
+    background); otherwise uniform on the window [slope·t + offset, slope·t + offset + width), whose
+    width does not depend on t. The sum of many users' reports then has an exact law that needs no
+    draw per user (``ldprepro.domain.uniform_sum``)."""
+
+    q: float
+    half_range: float
+    slope: float
+    offset: float
+    width: float
+
+
+def samples_as(mech, cls, names: tuple[str, ...] = ("perturb", "_perturb_block", "_sample")) -> bool:
+    """Whether ``mech`` samples with ``cls``'s own methods ``names`` (no subclass, e.g. a plugin,
+    replaced one of them and with it, possibly, the law)."""
+    own = type(mech)
+    return isinstance(mech, cls) and all(getattr(own, n) is getattr(cls, n) for n in names)
+
+
 class Mechanism(ABC):
     """A numeric ε-LDP mechanism on inputs in [-1, 1] with unbiased output.
 
@@ -145,6 +168,12 @@ class Mechanism(ABC):
     def _sample(self, x: np.ndarray, u: np.ndarray, lo: float = 0.0, width: float = 1.0) -> np.ndarray:
         """Output for inputs ``x`` given the uniforms (u − lo)/width (inverse CDF)."""
         raise NotImplementedError(f"{self.name} has no single-uniform sampler; use perturb()")
+
+    def uniform_mixture(self) -> UniformMixture | None:
+        """The output law as a :class:`UniformMixture`, when it is one and this object's sampler
+        draws it (PM and its family, DCT); None otherwise (the default). A mean estimate on many
+        users then draws the sum of their reports exactly (``ldprepro.domain.uniform_sum``)."""
+        return None
 
     @property
     def single_uniform(self) -> bool:

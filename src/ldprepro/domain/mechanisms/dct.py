@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ldprepro.domain.mechanisms import kernels
-from ldprepro.domain.mechanisms.base import Mechanism
+from ldprepro.domain.mechanisms.base import Mechanism, UniformMixture, samples_as
 
 
 class DCT(Mechanism):
@@ -64,6 +64,13 @@ class DCT(Mechanism):
         replaced += self._inv_keep
         u *= replaced
         return self._place(x, bit, u)  # step 3
+
+    def uniform_mixture(self) -> UniformMixture | None:
+        """Exactly v + Uniform[−d, d) (module docstring): no background (q = 0), the window
+        [t − d, t + d). None for a subclass that replaces a step of the sampler."""
+        if not samples_as(self, DCT, ("perturb", "_perturb_block", "_sample", "_place")):
+            return None
+        return UniformMixture(q=0.0, half_range=0.0, slope=1.0, offset=-self.d, width=2.0 * self.d)
 
     def _place(self, x, inner, w):
         """Uniform position w ∈ [0,1) on the inner (``inner`` True) or outer segments.

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ldprepro.domain.mechanisms import kernels
-from ldprepro.domain.mechanisms.base import Mechanism, check_mechanism_eps
+from ldprepro.domain.mechanisms.base import Mechanism, UniformMixture, check_mechanism_eps, samples_as
 
 
 class Piecewise(Mechanism):
@@ -72,6 +72,16 @@ class Piecewise(Mechanism):
     def window_probability(self) -> float:
         """P(output in [ℓ(t), r(t)]) = p·L = a/(a+τ), the same for every t."""
         return self._p_win
+
+    def uniform_mixture(self) -> UniformMixture | None:
+        """The density p/a on all of [−A, A] plus the excess p − p/a on the window: background with
+        probability q = 2A·p/a = r(1 + 1/τ)/(1 + r) (PM, τ = e^{ε/2}: q = e^{−ε/2}), else uniform on
+        the window [ℓ(t), ℓ(t) + L), of probability L(p − p/a) = 1 − q. None for a subclass that
+        replaces the sampler."""
+        if not samples_as(self, Piecewise):
+            return None
+        q = self._r * (1.0 + self._inv_tau) / (1.0 + self._r)
+        return UniformMixture(q=q, half_range=self.A, slope=self._slope, offset=-0.5 * self.L, width=self.L)
 
     def _sample(self, x, u, lo=0.0, width=1.0):
         # Inverse CDF with the window first: with m = u' = (u − lo)/width (uniform on [0, 1)),
