@@ -15,7 +15,7 @@ from stats_helpers import ALPHA, assert_continuous_law, assert_mean, assert_vari
 from ldprepro.domain import uniform_sum
 from ldprepro.domain.mechanisms import get_mechanism
 from ldprepro.domain.mechanisms.piecewise import PM
-from ldprepro.domain.uniform_sum import UniformMixtureSum, centred_uniform_sums, mixture_is_cheaper, subset_sum
+from ldprepro.domain.uniform_sum import UniformMixtureSum, centred_uniform_sums, select_sum, subset_sum
 from ldprepro.experiments import mean as mean_module
 from ldprepro.experiments.mean import AtLevelEstimator, PerturbAndAverage, exact_sum_kind
 
@@ -71,11 +71,64 @@ def test_the_subset_is_uniform_and_its_sum_exact():
         subset_sum(values, 4, rng)
 
 
-def test_the_python_loop_gives_the_compiled_result(monkeypatch):
+def test_the_python_loops_give_the_compiled_results(monkeypatch):
     values = np.random.default_rng(1).random(100_000)
-    compiled = subset_sum(values, 30_000, np.random.default_rng(2))
+    compiled = subset_sum(values, 30_000, np.random.default_rng(2)), select_sum(values, 0.4, np.random.default_rng(2))
     monkeypatch.setenv("LDPREPRO_JIT", "0")
-    assert subset_sum(values, 30_000, np.random.default_rng(2)) == compiled
+    assert (
+        subset_sum(values, 30_000, np.random.default_rng(2)),
+        select_sum(values, 0.4, np.random.default_rng(2)),
+    ) == (compiled)
+
+
+def test_each_user_is_selected_independently_with_probability_rho():
+    """Values 2^i name the selected users: the 2^6 patterns against the product of Bernoulli(ρ)."""
+    n, rho = 6, 0.37
+    values = 2.0 ** np.arange(n)
+    rng = np.random.default_rng(9)
+    seen = np.zeros(1 << n, dtype=np.int64)
+    for _ in range(40_000):
+        count, total = select_sum(values, rho, rng)
+        assert bin(int(total)).count("1") == count
+        seen[int(total)] += 1
+    ones = np.array([bin(k).count("1") for k in range(1 << n)])
+    expected = rho**ones * (1 - rho) ** (n - ones) * seen.sum()
+    assert stats.chisquare(seen, expected).pvalue > ALPHA
+    assert select_sum(values, 0.0, rng) == (0, 0.0) and select_sum(values, 1.0, rng) == (n, 63.0)
+
+
+class _Words:
+    """A stand-in Generator whose bit generator's 64-bit outputs are a fixed byte string read as
+    little-endian words, in order."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.bit_generator = self
+
+    def random_raw(self, words: int) -> np.ndarray:
+        out, self.data = self.data[: 8 * words], self.data[8 * words :]
+        assert len(out) == 8 * words, "asked for more words than given"
+        return np.frombuffer(out, dtype="<u8").astype(np.uint64)
+
+
+def test_the_byte_comparison_is_the_56_bit_comparison():
+    """User i is selected exactly when her 56-bit uniform (first byte, then six more if it ties with
+    the threshold's) is below R = ρ·2⁵⁶: each case decided as big integers decide it."""
+    rho = 0.5 + 2.0**-10 + 2.0**-40  # R = 0x80 40 00 00 01 00 00
+    r = round(rho * 2**56)
+    firsts = bytes([0x7F, 0x81, 0x80, 0x80, 0x80, 0x80])  # below, above, then four ties
+    tails = [
+        bytes([0x3F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]),  # below in the second byte
+        bytes([0x40, 0x00, 0x00, 0x01, 0x00, 0x00]),  # equal to R: not below
+        bytes([0x40, 0x00, 0x00, 0x00, 0xFF, 0xFF]),  # below in the fifth byte
+        bytes([0x41, 0x00, 0x00, 0x00, 0x00, 0x00]),  # above in the second byte
+    ]
+    values = 2.0 ** np.arange(6)
+    # the first word: the six users' first bytes (two more unused); then the ties' 24 bytes
+    count, total = select_sum(values, rho, _Words(firsts + bytes(2) + b"".join(tails)))
+    keys = [int.from_bytes(bytes([f]) + (tails[i - 2] if i >= 2 else bytes(6)), "big") for i, f in enumerate(firsts)]
+    chosen = [i for i, k in enumerate(keys) if k < r]
+    assert chosen == [0, 2, 4] and count == 3 and total == sum(2.0**i for i in chosen)
 
 
 @pytest.mark.parametrize("name", MIXTURES)
@@ -144,20 +197,19 @@ def test_the_sum_has_the_law_of_the_per_user_reports(name):
         assert_variance(draws, float(x.sum()), var, label=f"{name}, ε={eps}")
 
 
-def test_mean_estimates_draw_the_mixture_where_it_is_cheaper(monkeypatch):
-    """From BLOCKS_FROM users on: DCT at any ε and PM where min(q, 1 − q) is small draw the sum
-    (``exact_sum_kind``), PM at ε = 1 perturbs every user; below BLOCKS_FROM every user is perturbed;
-    the level-budget reference draws its PM levels the same way."""
+def test_mean_estimates_draw_the_mixtures_sum(monkeypatch):
+    """From BLOCKS_FROM users on, PM (by a subset at ε = 0.1, by bytes at ε = 1) and DCT draw the sum
+    (``exact_sum_kind``); below BLOCKS_FROM, or for a plugin, every user is perturbed; the
+    level-budget reference draws its PM levels the same way."""
     pm_small, pm_mid = get_mechanism("pm", 0.1), get_mechanism("pm", 1.0)
-    assert mixture_is_cheaper(pm_small.uniform_mixture()) and not mixture_is_cheaper(pm_mid.uniform_mixture())
     assert math.isclose(pm_mid.uniform_mixture().q, math.exp(-0.5), rel_tol=1e-12)  # PM: q = e^{−ε/2}
     big = mean_module.BLOCKS_FROM
-    assert exact_sum_kind(get_mechanism("dct", 1.0), big) == "mixture" and exact_sum_kind(pm_small, big) == "mixture"
-    assert exact_sum_kind(pm_mid, big) is None and exact_sum_kind(pm_small, big - 1) is None
-    assert exact_sum_kind(get_mechanism("duchi", 1.0), big) == "count"
+    assert exact_sum_kind(get_mechanism("dct", 1.0), big) == "mixture" and exact_sum_kind(pm_mid, big) == "mixture"
+    assert exact_sum_kind(pm_small, big - 1) is None and exact_sum_kind(get_mechanism("duchi", 1.0), big) == "count"
+    assert exact_sum_kind(get_mechanism("three_outputs", 1.0), big) is None
     monkeypatch.setattr(mean_module, "BLOCKS_FROM", 3000)
     x = np.linspace(-1, 1, 3001)
-    for mech in (pm_small, get_mechanism("dct", 0.5)):
+    for mech in (pm_small, pm_mid, get_mechanism("dct", 0.5)):
         est = PerturbAndAverage(mech)
         assert not est.draws_every_report(x.size)
         got = est.estimate(x, np.random.default_rng(4))
@@ -165,8 +217,8 @@ def test_mean_estimates_draw_the_mixture_where_it_is_cheaper(monkeypatch):
         assert np.shape(est.estimate(x[:, None], np.random.default_rng(4))) == (1,)
         draws = np.array([est.estimate(x, np.random.default_rng(s)) for s in range(400)])
         assert_mean(draws, float(x.mean()), float(est.var_of_mean(x)), label=mech.name)
-    assert PerturbAndAverage(pm_mid).draws_every_report(x.size)
-    at_level = AtLevelEstimator("pm", 0.1)  # levels 0.5, 0.4, 0.3, 0.2, 0.1: every one a mixture
+    assert PerturbAndAverage(pm_mid).draws_every_report(2999)
+    at_level = AtLevelEstimator("pm", 0.3)  # levels 1.5, 1.2, 0.9, 0.6, 0.3: bytes and subsets
     assert not at_level.draws_every_report(x.size)
     draws = np.array([at_level.estimate(x, np.random.default_rng(s)) for s in range(400)])
     assert_mean(draws, float(x.mean()), at_level.var_of_mean(x), label="PM at level")

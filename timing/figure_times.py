@@ -134,9 +134,9 @@ def job_floor(entry: dict, mechanism: str, n_users: int, d: int = 1) -> dict:
 def _draws_every_report(entry: dict, mechanism: str, n_users: int, d: int, eps: float) -> bool:
     """Whether the mean estimate of ``mechanism`` at ``eps`` draws every user's report on ``n_users``
     (its floor is then a uniform per user); one drawn from sufficient statistics (Laplace's Gamma
-    sums, the ±C counts of Duchi and Harmony, the uniform-mixture sums of PM and DCT where they are
-    the cheaper, HierA's level counts on large data, graded Laplace) has no such floor and counts
-    none (``experiments.mean``'s ``draws_every_report``)."""
+    sums, the ±C counts of Duchi and Harmony, the uniform-mixture sums of PM and DCT, HierA's level
+    counts on large data, graded Laplace) has no such floor and counts none (``experiments.mean``'s
+    ``draws_every_report``)."""
     from ldprepro.experiments.mean import make_collector
 
     params = (entry.get("mechanism_params") or {}).get(mechanism)

@@ -35,6 +35,7 @@ at ε = 1, 0.7 % at ε = 10; DCT: none) instead of a uniform and a sample per us
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -43,17 +44,15 @@ from ldprepro.domain.mechanisms.base import UniformMixture
 
 #: Bits of a ``Generator.random`` uniform (K·2⁻⁵³, K on 53 bits).
 UNIFORM_BITS = 53
-#: The sum is drawn this way when the smaller of background and window is at most this share of
-#: the users (min(q, 1 − q)): at 10⁶ users a new index cost about 5 ns (a uniform integer, then a
-#: value read from anywhere in memory), PM's per-user sampler 3.2 ns per user, so the subset pays
-#: up to a share of about 0.35 (measured on this project's machine, AMD EPYC; ``mixture_is_cheaper``).
-#: A constant, never a measurement at run time: the random stream must not depend on the machine.
-MIXTURE_SHARE_UP_TO = 0.3
-
-
-def mixture_is_cheaper(mixture: UniformMixture) -> bool:
-    """Whether drawing the sum through ``mixture`` beats a uniform per user (``MIXTURE_SHARE_UP_TO``)."""
-    return min(mixture.q, 1.0 - mixture.q) <= MIXTURE_SHARE_UP_TO
+#: The smaller of background and window is drawn as a subset when it is at most this share of the
+#: users (min(q, 1 − q)), else every user's side by a byte (:func:`select_sum`). At 10⁶ users a
+#: subset costs about 5 ns per member (a uniform integer, then a value read from anywhere in
+#: memory), the bytes about 0.8 ns per user (measured on this project's machine, AMD EPYC; PM's
+#: per-user sampler: 3.2 ns). A constant, never a measurement at run time: the random stream must
+#: not depend on the machine.
+SUBSET_SHARE_UP_TO = 0.1
+#: Bits of the uniform each user's side is decided by in :func:`select_sum` (seven bytes).
+SELECT_BITS = 56
 
 
 def centred_uniform_sums(counts, rng: np.random.Generator) -> np.ndarray:
@@ -90,6 +89,44 @@ def subset_sum(values: np.ndarray, k: int, rng: np.random.Generator) -> float:
     return total
 
 
+def random_bytes(k: int, rng: np.random.Generator) -> np.ndarray:
+    """``k`` independent uniform bytes: the bit generator's 64-bit outputs, read as little-endian
+    bytes whatever the machine's byte order (``Generator.bytes`` costs about seven times more)."""
+    words = rng.bit_generator.random_raw(-(-k // 8))
+    return np.asarray(words, dtype="<u8").view(np.uint8)[:k]
+
+
+def select_sum(values: np.ndarray, rho: float, rng: np.random.Generator) -> tuple[int, float]:
+    """Each of the users (``values``) selected independently with probability ρ: (how many, Σ of
+    their values). User i is selected when her uniform K_i on 56 bits is below R = ρ·2⁵⁶ rounded to
+    an integer (so with probability R·2⁻⁵⁶, within 2⁻⁵⁷ of ρ), compared byte by byte from the most
+    significant: her first byte (one random byte per user) decides unless it equals R's,
+    which happens with probability 1/256; only those users draw their six further bytes."""
+    from ldprepro.domain import _uniform_sum_jit
+
+    n = values.size
+    r = round(Fraction(float(rho)) * (1 << SELECT_BITS))
+    if r <= 0:
+        return 0, 0.0
+    if r >= 1 << SELECT_BITS:
+        return n, float(values.sum())
+    threshold = r.to_bytes(SELECT_BITS // 8, "big")
+    first = random_bytes(n, rng)
+    ties = np.empty(n, dtype=np.int64)
+    loop = _uniform_sum_jit.select_by_byte if kernels.enabled() else _uniform_sum_jit.select_by_byte.py_func
+    selected, total, undecided = loop(first, values, np.uint8(threshold[0]), ties)
+    if undecided:
+        more = random_bytes(6 * undecided, rng).reshape(undecided, 6)
+        rest = np.frombuffer(threshold[1:], dtype=np.uint8)
+        differ = more != rest
+        where = differ.argmax(axis=1)  # the first byte that differs (none: K_i = R, not below)
+        below = differ.any(axis=1) & (more[np.arange(undecided), where] < rest[where])
+        chosen = ties[:undecided][below]
+        selected += int(chosen.size)
+        total += float(values[chosen].sum())
+    return int(selected), float(total)
+
+
 def _mark(idx, values, taken, need, total):
     """Walk ``idx`` in order; each index not yet taken is taken and its value added to ``total``,
     until ``need`` are taken: (how many were taken, total). Compiled unless LDPREPRO_JIT=0 (then
@@ -114,12 +151,17 @@ class UniformMixtureSum:
     def sample(self, rng: np.random.Generator) -> float:
         """One draw of Σ_i y_i."""
         mix, n = self.mixture, self.n
-        background = int(rng.binomial(n, mix.q)) if mix.q > 0.0 else 0
-        window = n - background
-        if background <= window:
-            t_window = self.total - subset_sum(self.t, background, rng)
+        if mix.q <= 0.0:
+            window, t_window = n, self.total
+        elif min(mix.q, 1.0 - mix.q) <= SUBSET_SHARE_UP_TO:
+            background = int(rng.binomial(n, mix.q))
+            window = n - background
+            if background <= window:
+                t_window = self.total - subset_sum(self.t, background, rng)
+            else:
+                t_window = subset_sum(self.t, window, rng)
         else:
-            t_window = subset_sum(self.t, window, rng)
-        c_background, c_window = centred_uniform_sums([background, window], rng)
+            window, t_window = select_sum(self.t, 1.0 - mix.q, rng)
+        c_background, c_window = centred_uniform_sums([n - window, window], rng)
         half = 0.5 * mix.width
         return mix.half_range * c_background + mix.slope * t_window + (mix.offset + half) * window + half * c_window

@@ -37,7 +37,7 @@ from ldprepro.domain.mechanisms.base import Mechanism
 from ldprepro.domain.mechanisms.basic import Laplace, binary_reports
 from ldprepro.domain.mechanisms.multidim import LaplaceMultiDim, MultiDimMechanism
 from ldprepro.domain.sufficient import laplace_sum
-from ldprepro.domain.uniform_sum import UniformMixtureSum, mixture_is_cheaper
+from ldprepro.domain.uniform_sum import UniformMixtureSum
 from ldprepro.pipeline.seeding import rngs_for
 
 
@@ -47,8 +47,8 @@ class PerturbAndAverage:
     ``estimate`` draws the mean from exact sufficient statistics where the mean depends only on
     them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; from ``BLOCKS_FROM`` users on, Duchi's 1-D
     mechanism and Harmony: C·(2S − n)/n with S the number of +C reports, ``domain.binary_sum``, and
-    PM, its family and DCT: the sum of their uniform-mixture reports, ``domain.uniform_sum``, where
-    that is the cheaper (``exact_sum_kind``); multidimensional mechanisms: their ``group_means``, e.g.
+    PM, its family and DCT: the sum of their uniform-mixture reports, ``domain.uniform_sum``
+    (``exact_sum_kind``); multidimensional mechanisms: their ``group_means``, e.g.
     the sampled coordinates summed by bincount); ``estimate_per_user`` perturbs every user (same
     law, used by the audit and the tests)."""
 
@@ -101,14 +101,13 @@ def exact_sum_kind(mech, n_users: int) -> str | None:
     """How the sum of ``n_users`` reports of the 1-D mechanism ``mech`` is drawn without a draw per
     user, or None (every user perturbed): from ``BLOCKS_FROM`` users on, "count" for a ±C mechanism
     (Duchi, Harmony: ``domain.binary_sum``), "mixture" for a uniform mixture (PM and its family,
-    DCT: ``domain.uniform_sum``) whose subset to draw is small enough to be the cheaper. A function
-    of the mechanism and n only: the random stream never depends on the machine."""
+    DCT: ``domain.uniform_sum``). A function of the mechanism and n only: the random stream never
+    depends on the machine."""
     if n_users < BLOCKS_FROM or not isinstance(mech, Mechanism):
         return None
     if binary_reports(mech):
         return "count"
-    mixture = mech.uniform_mixture()
-    return "mixture" if mixture is not None and mixture_is_cheaper(mixture) else None
+    return "mixture" if mech.uniform_mixture() is not None else None
 
 
 class _CountSum:
@@ -240,7 +239,7 @@ class AtLevelEstimator:
 
     def draws_every_report(self, n_users: int) -> bool:
         """Whether ``estimate`` perturbs the users of some level (fewer than ``BLOCKS_FROM`` users, or a
-        level whose mechanism has no cheaper exact sampler of its reports' sum)."""
+        level whose mechanism has no exact sampler of its reports' sum)."""
         return any(exact_sum_kind(m, n_users) is None for m in self.mechs)
 
 
