@@ -239,12 +239,41 @@ def loglik(blocks: Sequence[np.ndarray], q_star: float, p_star: float, theta: np
     """Log-likelihood Σ_i log Σ_ω θ(ω)·P(T^i|ω) of the joint ``theta`` (flat, C order over the
     blocks' sizes) up to the θ-independent constant dropped in §4.1: the objective EM climbs, so
     estimates of the same reports compare on it (higher = fitted better)."""
-    _, sizes = _check_blocks(blocks)
+    return logliks(blocks, q_star, p_star, [theta])[0]
+
+
+def logliks(blocks: Sequence[np.ndarray], q_star: float, p_star: float, thetas: Sequence[np.ndarray]) -> list[float]:
+    """:func:`loglik` of each joint in ``thetas`` on the same reports, in one pass over the users.
+
+    Why not :func:`_posterior_sum`: scoring the estimates of one subset (the jobs' ``loglik`` rows,
+    papers/lremh/experiment.py) spent most of the LREMH jobs' untimed CPU there. Its per-chunk
+    products U_i(·) = Π_{j<k} λ^i_j(·) depend on the reports only, so they are built once per chunk
+    for every joint here, and its second half (the posteriors' sum G, the EM update) is not needed.
+    What is computed is ``_posterior_sum``'s log-likelihood operation for operation (the same chunks,
+    products, BLAS product, einsum and sums, in the same order), so each value is bit for bit the
+    one ``_posterior_sum(θ/Σθ, …)[1]`` gives (tests/test_joint.py); keep the two in step."""
+    n, sizes = _check_blocks(blocks)
     perm = sorted(range(len(sizes)), key=lambda j: (sizes[j], j))
     wsizes = [sizes[j] for j in perm]
     lams = _lambda_blocks([blocks[j] for j in perm], q_star, p_star)
-    th = np.asarray(theta, dtype=float).reshape(sizes).transpose(perm).reshape(-1)
-    return _posterior_sum(th / th.sum(), lams, wsizes)[1]
+    last = wsizes[-1]
+    rest = int(np.prod(wsizes[:-1])) if len(wsizes) > 1 else 1
+    ths = []
+    for theta in thetas:
+        th = np.asarray(theta, dtype=float).reshape(sizes).transpose(perm).reshape(-1)
+        ths.append((th / th.sum()).reshape(rest, last))
+    lls = [0.0] * len(ths)
+    chunk = max(1, min(n, _CHUNK_ELEMENTS // max(rest, last)))
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        U = np.ones((b - a, 1))
+        for L in lams[:-1]:
+            U = (U[:, :, None] * L[a:b, None, :]).reshape(b - a, -1)
+        lk = lams[-1][a:b]
+        for t, theta2 in enumerate(ths):
+            Z = np.einsum("ij,ij->i", U @ theta2, lk)
+            lls[t] += float(np.log(Z).sum())
+    return lls
 
 
 # ------------------------------------------------------------------------------------------------
