@@ -212,11 +212,12 @@ def test_em_factorised_equals_explicit_with_a_start_and_mixed_sizes():
 def test_logliks_are_the_posterior_sums_loglik_bit_for_bit(monkeypatch):
     """logliks (several joints in one pass, the jobs' ``loglik`` rows) gives exactly the
     log-likelihood _posterior_sum computes for each joint alone, in one user chunk or several,
-    for one attribute or mixed sizes (the unsorted order exercises the attribute permutation)."""
+    for one attribute or mixed sizes (the unsorted order exercises the attribute permutation; sizes
+    up to 3 and above 3 both ways of _row_outer)."""
     import ldprepro.domain.joint.estimators as est
 
     rng = rng_for(SEED, "logliks")
-    for sizes in ([3], [5, 2, 3, 2], [2, 2, 2, 2, 2]):
+    for sizes in ([3], [5, 2, 3, 2], [2, 2, 2, 2, 2], [6, 3, 4, 2]):
         codes = random_records(sizes, 700, rng)
         rr = RRLDP(sizes, 0.4)
         blocks = rr.blocks(rr.perturb(codes, rng), range(len(sizes)))

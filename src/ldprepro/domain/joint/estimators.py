@@ -242,16 +242,33 @@ def loglik(blocks: Sequence[np.ndarray], q_star: float, p_star: float, theta: np
     return logliks(blocks, q_star, p_star, [theta])[0]
 
 
+def _row_outer(U: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """(n, c·s) array W[i, c·s + v] = U[i, c]·L[i, v]: ``(U[:, :, None] * L[:, None, :]).reshape(n, -1)``
+    (:func:`_posterior_sum`'s step), the same single product per element and so the same values,
+    computed faster. numpy's broadcast runs its inner loop over the s values of an attribute (2 on
+    NLTCS), so short loops dominate: for s ≤ 3 one multiply per value over all of U (inner loop c
+    long), else einsum's outer-product loop (measured at N = 4096 users: 3-6x and 1.5-2x faster)."""
+    n, c = U.shape
+    s = L.shape[1]
+    if s > 3:
+        return np.einsum("ic,iv->icv", U, L).reshape(n, c * s)
+    W = np.empty((n, c, s))
+    for v in range(s):
+        np.multiply(U, L[:, v, None], out=W[:, :, v])
+    return W.reshape(n, c * s)
+
+
 def logliks(blocks: Sequence[np.ndarray], q_star: float, p_star: float, thetas: Sequence[np.ndarray]) -> list[float]:
     """:func:`loglik` of each joint in ``thetas`` on the same reports, in one pass over the users.
 
     Why not :func:`_posterior_sum`: scoring the estimates of one subset (the jobs' ``loglik`` rows,
     papers/lremh/experiment.py) spent most of the LREMH jobs' untimed CPU there. Its per-chunk
     products U_i(·) = Π_{j<k} λ^i_j(·) depend on the reports only, so they are built once per chunk
-    for every joint here, and its second half (the posteriors' sum G, the EM update) is not needed.
-    What is computed is ``_posterior_sum``'s log-likelihood operation for operation (the same chunks,
-    products, BLAS product, einsum and sums, in the same order), so each value is bit for bit the
-    one ``_posterior_sum(θ/Σθ, …)[1]`` gives (tests/test_joint.py); keep the two in step."""
+    for every joint here (by :func:`_row_outer`, faster, the same values), and its second half (the
+    posteriors' sum G, the EM update) is not needed. What is computed is ``_posterior_sum``'s
+    log-likelihood operation for operation (the same chunks, products, BLAS product, einsum and
+    sums, in the same order), so each value is bit for bit the one ``_posterior_sum(θ/Σθ, …)[1]``
+    gives (tests/test_joint.py); keep the two in step."""
     n, sizes = _check_blocks(blocks)
     perm = sorted(range(len(sizes)), key=lambda j: (sizes[j], j))
     wsizes = [sizes[j] for j in perm]
@@ -268,7 +285,7 @@ def logliks(blocks: Sequence[np.ndarray], q_star: float, p_star: float, thetas: 
         b = min(n, a + chunk)
         U = np.ones((b - a, 1))
         for L in lams[:-1]:
-            U = (U[:, :, None] * L[a:b, None, :]).reshape(b - a, -1)
+            U = _row_outer(U, L[a:b])
         lk = lams[-1][a:b]
         for t, theta2 in enumerate(ths):
             Z = np.einsum("ij,ij->i", U @ theta2, lk)
