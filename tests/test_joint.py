@@ -235,6 +235,9 @@ def test_logliks_are_the_posterior_sums_loglik_bit_for_bit(monkeypatch):
                 th = theta.reshape(sizes).transpose(perm).reshape(-1)
                 direct.append(est._posterior_sum(th / th.sum(), lams, wsizes)[1])
             assert est.logliks(blocks, rr.q_star, rr.p_star, thetas) == direct
+            # λ arrays computed once for all attributes (the jobs) and passed in: the same values
+            lams_all = est.lambda_blocks(blocks, rr.q_star, rr.p_star)
+            assert est.logliks(blocks, rr.q_star, rr.p_star, thetas, lams_all) == direct
             assert [est.loglik(blocks, rr.q_star, rr.p_star, t) for t in thetas] == direct
 
 

@@ -73,6 +73,13 @@ def _lambda_blocks(blocks: Sequence[np.ndarray], q_star: float, p_star: float) -
     return [np.where(np.asarray(b).astype(bool), lam1, lam0) for b in blocks]
 
 
+def lambda_blocks(blocks: Sequence[np.ndarray], q_star: float, p_star: float) -> list[np.ndarray]:
+    """The λ arrays of ``blocks`` (each report bit's likelihood factor λ₁ or λ₀), for
+    :func:`logliks`: a job scoring many subsets of one collection computes them once for every
+    attribute instead of once per subset (the same arrays either way)."""
+    return _lambda_blocks(blocks, q_star, p_star)
+
+
 def _check_blocks(blocks: Sequence[np.ndarray]) -> tuple[int, list[int]]:
     if not len(blocks):
         raise ValueError("need the bit blocks of at least one attribute")
@@ -258,8 +265,15 @@ def _row_outer(U: np.ndarray, L: np.ndarray) -> np.ndarray:
     return W.reshape(n, c * s)
 
 
-def logliks(blocks: Sequence[np.ndarray], q_star: float, p_star: float, thetas: Sequence[np.ndarray]) -> list[float]:
-    """:func:`loglik` of each joint in ``thetas`` on the same reports, in one pass over the users.
+def logliks(
+    blocks: Sequence[np.ndarray],
+    q_star: float,
+    p_star: float,
+    thetas: Sequence[np.ndarray],
+    lams: Sequence[np.ndarray] | None = None,
+) -> list[float]:
+    """:func:`loglik` of each joint in ``thetas`` on the same reports, in one pass over the users
+    (``lams``: the blocks' :func:`lambda_blocks`, if already computed).
 
     Why not :func:`_posterior_sum`: scoring the estimates of one subset (the jobs' ``loglik`` rows,
     papers/lremh/experiment.py) spent most of the LREMH jobs' untimed CPU there. Its per-chunk
@@ -272,7 +286,12 @@ def logliks(blocks: Sequence[np.ndarray], q_star: float, p_star: float, thetas: 
     n, sizes = _check_blocks(blocks)
     perm = sorted(range(len(sizes)), key=lambda j: (sizes[j], j))
     wsizes = [sizes[j] for j in perm]
-    lams = _lambda_blocks([blocks[j] for j in perm], q_star, p_star)
+    if lams is None:
+        lams = _lambda_blocks([blocks[j] for j in perm], q_star, p_star)
+    else:
+        if [lam.shape for lam in lams] != [b.shape for b in blocks]:
+            raise ValueError("lams must be the blocks' lambda arrays, one per block, of the same shapes")
+        lams = [lams[j] for j in perm]
     last = wsizes[-1]
     rest = int(np.prod(wsizes[:-1])) if len(wsizes) > 1 else 1
     ths = []
