@@ -209,6 +209,38 @@ def test_em_factorised_equals_explicit_with_a_start_and_mixed_sizes():
     np.testing.assert_allclose(a.theta, b.theta, rtol=1e-9, atol=1e-13)
 
 
+def test_logliks_are_the_posterior_sums_loglik_bit_for_bit(monkeypatch):
+    """logliks (several joints in one pass, the jobs' ``loglik`` rows) gives exactly the
+    log-likelihood _posterior_sum computes for each joint alone, in one user chunk or several,
+    for one attribute or mixed sizes (the unsorted order exercises the attribute permutation; sizes
+    up to 3 and above 3 both ways of _row_outer)."""
+    import ldprepro.domain.joint.estimators as est
+
+    rng = rng_for(SEED, "logliks")
+    for sizes in ([3], [5, 2, 3, 2], [2, 2, 2, 2, 2], [6, 3, 4, 2]):
+        codes = random_records(sizes, 700, rng)
+        rr = RRLDP(sizes, 0.4)
+        blocks = rr.blocks(rr.perturb(codes, rng), range(len(sizes)))
+        C = math.prod(sizes)
+        sparse = rng.random(C) * (rng.random(C) < 0.5)
+        sparse[0] += 0.1
+        thetas = [rng.random(C), np.full(C, 1.0 / C), sparse]
+        for chunk in (1 << 24, 7 * 100):  # one chunk; ~100 users per chunk
+            monkeypatch.setattr(est, "_CHUNK_ELEMENTS", chunk)
+            perm = sorted(range(len(sizes)), key=lambda j: (sizes[j], j))
+            wsizes = [sizes[j] for j in perm]
+            lams = est._lambda_blocks([blocks[j] for j in perm], rr.q_star, rr.p_star)
+            direct = []
+            for theta in thetas:
+                th = theta.reshape(sizes).transpose(perm).reshape(-1)
+                direct.append(est._posterior_sum(th / th.sum(), lams, wsizes)[1])
+            assert est.logliks(blocks, rr.q_star, rr.p_star, thetas) == direct
+            # λ arrays computed once for all attributes (the jobs) and passed in: the same values
+            lams_all = est.lambda_blocks(blocks, rr.q_star, rr.p_star)
+            assert est.logliks(blocks, rr.q_star, rr.p_star, thetas, lams_all) == direct
+            assert [est.loglik(blocks, rr.q_star, rr.p_star, t) for t in thetas] == direct
+
+
 def test_explicit_em_does_the_same_arithmetic_with_or_without_its_caches(monkeypatch):
     """em_candidates keeps the (candidate, user) likelihoods, or else their counts of reported
     1-bits, or recomputes both per user chunk, with the compiled kernels or numpy: the iterates
