@@ -38,6 +38,9 @@ rule data_fetch:
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "files"),
         filename=r"[^/]+",
+    # the data first: each is seconds of work, and every figure's jobs wait for theirs (a data set
+    # made last holds its figure's jobs, then its render, at the end of the run with a core idle)
+    priority: 2
     retries: 0
     conda:
         "../../envs/ldprepro.yaml"
@@ -61,6 +64,7 @@ rule data_normalise:
         "logs/data/normalise/{dataset}.log",
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "files"),
+    priority: 2  # the data first (see data_fetch)
     conda:
         "../../envs/ldprepro.yaml"
     threads: 1
@@ -81,6 +85,7 @@ rule data_synthetic:
         "logs/data/synthetic/{dataset}.log",
     wildcard_constraints:
         dataset=dw.constraint(DATASETS, "synthetic"),
+    priority: 2  # the data first (see data_fetch)
     group:
         "synthetic"
     conda:
