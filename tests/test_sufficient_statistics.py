@@ -190,3 +190,79 @@ def test_hiera_estimator_sorts_once_and_matches_count_path():
     assert est._sorted is prepared and a == b
     direct = est.model.run(x, rng_for(8, 0), path="count")
     assert math.isclose(a[0], direct)
+
+
+@pytest.mark.parametrize("t", [(-1.0, 0.0, 1.0), (0.3, -0.45, 0.8), (0.5, 0.5, 0.5, -0.2)])
+def test_duchi_multidim_mean_report_of_one_user_has_the_exact_law(t, monkeypatch):
+    """``DuchiMultiDim.mean_report`` (v from one random byte per coordinate): one user's report
+    against the exact law of Wang et al. Alg. 3 with ½-ties (``output_probabilities``), chi-square;
+    the byte path forced for one user (it runs from FUSED_MIN_SIZE coordinates on)."""
+    from ldprepro.domain.mechanisms import multidim
+
+    monkeypatch.setattr(multidim, "FUSED_MIN_SIZE", 1)
+    t = np.array(t)
+    mech = get_multidim("duchi", 1.3, t.size)
+    outputs, probs = mech.output_probabilities(t)
+    rng = rng_for(6, "duchi-bytes")
+    draws = np.array([mech.mean_report(t[None], rng) for _ in range(40_000)])
+    index = {tuple(o): k for k, o in enumerate(np.sign(outputs).astype(int).tolist())}
+    seen = np.bincount([index[tuple(r)] for r in np.sign(draws).astype(int).tolist()], minlength=len(probs))
+    keep = probs > 0
+    assert seen[~keep].sum() == 0, "an impossible report was drawn"
+    assert stats.chisquare(seen[keep], probs[keep] * draws.shape[0]).pvalue > 1e-4
+    assert np.allclose(np.abs(draws), mech.B)
+
+
+def test_duchi_multidim_mean_report_law_at_scale():
+    """500 users × 12 coordinates: the byte path's mean reports against ``group_means`` (the per-user
+    uniforms), coordinates 0 and 7, as the other sufficient statistics are checked. Both lie on the
+    lattice B·k/n; the byte path sums the signs exactly (integers), the per-user path adds ±B in
+    floating point, so both are compared as k = mean·n/B, rounded to the lattice."""
+    x = np.clip(rng_for(7, "x").normal(0.3, 0.3, (500, 12)), -1, 1)
+    mech = get_multidim("duchi", 2.0, 12)
+    rng = rng_for(7, "duchi")
+    per_user = np.concatenate([mech.group_means(np.broadcast_to(x, (1000,) + x.shape), rng) for _ in range(R // 1000)])
+    by_bytes = np.array([mech.mean_report(x, rng) for _ in range(R)])
+    truth = x.mean(axis=0)
+    lattice = x.shape[0] / mech.B
+    assert np.allclose(by_bytes * lattice, np.rint(by_bytes * lattice), rtol=0, atol=1e-9)
+    for j in (0, 7):
+        check_law_and_power(
+            np.rint(per_user[:, j] * lattice),
+            np.rint(by_bytes[:, j] * lattice),
+            truth[j] * lattice,
+            f"Duchi multidim mean_report coordinate {j}",
+        )
+
+
+class _Words:
+    """A stand-in Generator: its bit generator's 64-bit outputs are a fixed byte string read as
+    little-endian words, in order."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.bit_generator = self
+
+    def random_raw(self, words: int) -> np.ndarray:
+        out, self.data = self.data[: 8 * words], self.data[8 * words :]
+        assert len(out) == 8 * words, "asked for more words than given"
+        return np.frombuffer(out, dtype="<u8").astype(np.uint64)
+
+
+def test_duchi_multidim_bytes_decide_as_the_56_bit_comparison():
+    """v_c = +1 exactly when the coordinate's 56-bit uniform (its first byte, then six more if that
+    ties with R's) is below R = rint((½ + ½x_c)·2⁵⁶), as big integers compare them: every case
+    (below, above, tie then below, tie then equal, tie then above, x = ±1)."""
+    from ldprepro.domain.mechanisms.multidim import DuchiMeanReports, DuchiMultiDim
+
+    x = np.array([[0.1, 0.1, 0.1, -0.3, 0.7, -1.0, 1.0, 0.1]])
+    r = [round((0.5 + 0.5 * v) * 2**56) for v in x[0]]
+    top = [k >> 48 for k in r]
+    firsts = [top[0] - 1, top[1] + 1, top[2], top[3], top[4] - 1, 0, 255, top[7]]
+    lower = [k & ((1 << 48) - 1) for k in r]
+    tails = {2: lower[2] - 1, 3: lower[3], 5: 7, 7: lower[7] + 1}  # below, equal, above R = 0, above
+    data = bytes(firsts) + b"".join(tails[i].to_bytes(6, "big") for i in (2, 3, 5, 7))
+    v = DuchiMeanReports(DuchiMultiDim(1.0, 8), x).discretise(_Words(data))
+    keys = [(f << 48) | tails.get(i, 0) for i, f in enumerate(firsts)]  # each coordinate's uniform K
+    expected = [1 if k < r[i] else -1 for i, k in enumerate(keys)]
+    assert v[0].tolist() == expected == [1, -1, 1, -1, 1, -1, 1, -1]

@@ -48,8 +48,8 @@ class PerturbAndAverage:
     them (1-D Laplace: mean(x) + b·(Γ(n) − Γ(n))/n; from ``BLOCKS_FROM`` users on, Duchi's 1-D
     mechanism and Harmony: C·(2S − n)/n with S the number of +C reports, ``domain.binary_sum``, and
     PM, its family and DCT: the sum of their uniform-mixture reports, ``domain.uniform_sum``
-    (``exact_sum_kind``); multidimensional mechanisms: their ``group_means``, e.g.
-    the sampled coordinates summed by bincount); ``estimate_per_user`` perturbs every user (same
+    (``exact_sum_kind``); multidimensional mechanisms: their ``mean_reporter``, e.g. the sampled
+    coordinates summed by bincount, Duchi's coordinates discretised from a random byte each); ``estimate_per_user`` perturbs every user (same
     law, used by the audit and the tests)."""
 
     def __init__(self, mech):
@@ -78,7 +78,9 @@ class PerturbAndAverage:
                 self._sum_of = x
             return np.full(np.shape(x)[1:], self._sum.sample(rng) / np.shape(x)[0])
         if isinstance(self.mech, MultiDimMechanism):
-            return self.mech.group_means(np.asarray(x, dtype=float)[None], rng)[0]
+            if self._sum_of is not x:  # the data's sampler, prepared once
+                self._sum, self._sum_of = self.mech.mean_reporter(x), x
+            return self._sum.sample(rng)
         return self.estimate_per_user(x, rng)
 
     def estimate_per_user(self, x, rng):

@@ -406,3 +406,43 @@ def duchi_md_group_means(x, u_v, u_pos, u_s, p_pos, b, S, out):
         for c in range(d):
             out[f, c] = out[f, c] / S
     return ok
+
+
+@jit
+def duchi_md_discretise_by_byte(first_bytes, top, v, ties):
+    """``multidim.DuchiMeanReports``' discretisation: v[k] = +1 when the first byte of the k-th
+    coordinate's 56-bit uniform (``first_bytes[k]``) is below ``top[k]``, the first byte of its
+    R = rint((½ + ½x)·2⁵⁶) (256 when R = 2⁵⁶), −1 when above, 0 when equal (then k goes to
+    ``ties``, decided by the uniform's six further bytes). Returns the number of ties."""
+    undecided = 0
+    for k in range(first_bytes.size):
+        b = np.int16(first_bytes[k])
+        t = top[k]
+        v[k] = (b < t) * 1 - (b > t) * 1
+        if b == t:
+            ties[undecided] = k
+            undecided += 1
+    return undecided
+
+
+@jit
+def duchi_md_mean_from_signs(v, u_pos, u_s, p_pos, b, out):
+    """``multidim.DuchiMeanReports`` after the discretisation v (±1, n × d): user i picks T+ iff
+    u_pos[i] < p_pos, takes the random signs s from the bits of u_s[i] (``duchi_signs``), flips
+    s when s·v has the wrong sign (< 0 for T+, > 0 for T−) and reports B·s; out = the mean report,
+    B times the sum of the signs (counted exactly, in integers) over n."""
+    n, d = v.shape
+    w = u_s.shape[1]
+    s = np.empty(d, dtype=np.int64)
+    total = np.zeros(d, dtype=np.int64)
+    for i in range(n):
+        duchi_signs(u_s[i], 0, w, s)
+        dot = 0
+        for c in range(d):
+            dot += s[c] * v[i, c]
+        flip = dot < 0 if u_pos[i] < p_pos else dot > 0
+        sign = -1 if flip else 1
+        for c in range(d):
+            total[c] += sign * s[c]
+    for c in range(d):
+        out[c] = b * total[c] / n

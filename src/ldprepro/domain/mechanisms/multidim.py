@@ -84,6 +84,17 @@ class MultiDimMechanism:
         F, S, d = x.shape
         return self.perturb(x.reshape(F * S, d), rng).reshape(F, S, d).mean(axis=1)
 
+    def mean_reporter(self, x):
+        """A sampler of the mean report of the n users x (n, d), prepared once for the data:
+        ``sample(rng)`` draws it (a mean estimate). The same law as ``group_means`` of one group,
+        which it is here; a subclass may draw it more cheaply (the LDP-SGD steps keep
+        ``group_means``, whose draws their compiled steps repeat)."""
+        return _GroupMeanReports(self, np.asarray(x, dtype=float))
+
+    def mean_report(self, x, rng: np.random.Generator) -> np.ndarray:
+        """One draw of the mean report of the n users x (n, d) (``mean_reporter``)."""
+        return self.mean_reporter(x).sample(rng)
+
     def __repr__(self):
         return f"{type(self).__name__}(eps={self.eps:g}, d={self.d})"
 
@@ -239,6 +250,14 @@ class DuchiMultiDim(MultiDimMechanism):
             as_input(flat)  # raises the error naming the first invalid input
         return out
 
+    def mean_reporter(self, x):
+        """From ``FUSED_MIN_SIZE`` coordinates on, with ½-ties and the compiled loops: v's coordinates
+        from one random byte each (:class:`DuchiMeanReports`); else ``group_means``."""
+        x = np.asarray(x, dtype=float)
+        if self.ties != "half" or not kernels.enabled() or x.size < FUSED_MIN_SIZE:
+            return super().mean_reporter(x)
+        return DuchiMeanReports(self, x)
+
     def _literal(self, s, v, positive, rng):
         """Uniform over T+ = {z·v > 0} if u = 1, else over T− = {z·v ≤ 0} (rejection sampling)."""
         pending = np.ones(len(s), dtype=bool)
@@ -276,6 +295,60 @@ class DuchiMultiDim(MultiDimMechanism):
         """Per-coordinate variance B² − t_j² (exact for the unbiased ½-tie variant)."""
         x = np.asarray(x, dtype=float)
         return self.B**2 - x * x
+
+
+class _GroupMeanReports:
+    """``MultiDimMechanism.mean_reporter``'s default: ``group_means`` of the users as one group."""
+
+    def __init__(self, mech: MultiDimMechanism, x: np.ndarray):
+        self.mech, self.x = mech, x[None]
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        return self.mech.group_means(self.x, rng)[0]
+
+
+class DuchiMeanReports:
+    """The mean report of users x (n, d) under Duchi et al.'s mechanism (½-ties), with v's d
+    coordinates drawn from one random byte each instead of a uniform each: v_c = +1 iff a uniform K
+    on 56 bits is below R = rint((½ + ½x_c)·2⁵⁶), compared byte by byte from the most significant,
+    so that the first byte decides unless it equals R's (one time in 256) and only then are the six
+    further bytes drawn (``uniform_sum.random_bytes``). P(v_c = +1) = R·2⁻⁵⁶, within 2⁻⁵⁷ of
+    ½ + ½x_c (``perturb``'s uniforms: within 2⁻⁵³). Then, as ``perturb``, T+ or T− from a uniform
+    and the random signs from the bits of ``sign_words(d)`` uniforms per user; the mean report is
+    B times the exact integer sum of the reported signs, over n. R is computed once per data set."""
+
+    def __init__(self, mech: DuchiMultiDim, x: np.ndarray):
+        x = np.ascontiguousarray(_as_matrix(x, mech.d))
+        self.mech, self.n, self.d = mech, x.shape[0], x.shape[1]
+        r = np.rint((0.5 + 0.5 * x.reshape(-1)) * float(1 << 56)).astype(np.int64)
+        self.top = (r >> 48).astype(np.int16)  # 0 … 256 (256: R = 2⁵⁶, every byte below)
+        self.lower = r & ((1 << 48) - 1)
+
+    def sample(self, rng) -> np.ndarray:
+        n, d, mech = self.n, self.d, self.mech
+        v = self.discretise(rng)
+        u_pos = rng.random(n)
+        u_s = rng.random((n, sign_words(d)))
+        out = np.empty(d)
+        kernels.loops().duchi_md_mean_from_signs(v, u_pos, u_s, mech.a / (mech.a + 1.0), mech.B, out)
+        return out
+
+    def discretise(self, rng) -> np.ndarray:
+        """v (n × d, ±1): the first bytes of every coordinate's uniform, then the six further bytes
+        of the undecided ones, in that order."""
+        from ldprepro.domain.uniform_sum import random_bytes
+
+        v = np.empty(self.n * self.d, dtype=np.int8)
+        ties = np.empty(self.n * self.d, dtype=np.int64)
+        undecided = kernels.loops().duchi_md_discretise_by_byte(random_bytes(v.size, rng), self.top, v, ties)
+        if undecided:
+            flat = ties[:undecided]
+            rest = random_bytes(6 * undecided, rng).reshape(undecided, 6).astype(np.int64)
+            tail = np.zeros(undecided, dtype=np.int64)
+            for k in range(6):  # the uniform's lower 48 bits, most significant byte first
+                tail = (tail << 8) | rest[:, k]
+            v[flat] = np.where(tail < self.lower[flat], 1, -1)
+        return v.reshape(self.n, self.d)
 
 
 class LaplaceMultiDim(MultiDimMechanism):
