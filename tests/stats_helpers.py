@@ -103,3 +103,18 @@ def piecewise_cdf(pieces):
         return total
 
     return cdf
+
+
+class FixedWords:
+    """A stand-in ``numpy.random.Generator`` for the byte samplers (``uniform_sum.random_bytes``):
+    its bit generator's 64-bit outputs are a fixed byte string read as little-endian words, in order,
+    so a test decides every byte a sampler reads."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.bit_generator = self
+
+    def random_raw(self, words: int) -> np.ndarray:
+        out, self.data = self.data[: 8 * words], self.data[8 * words :]
+        assert len(out) == 8 * words, "asked for more words than given"
+        return np.frombuffer(out, dtype="<u8").astype(np.uint64)

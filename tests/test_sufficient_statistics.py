@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from stats_helpers import FixedWords
 
 from ldprepro.domain.frequency import GRR
 from ldprepro.domain.graded import LHP, GradedLevels, hiera_estimate_counts, lhp_report_counts, sort_by_level
@@ -235,20 +236,6 @@ def test_duchi_multidim_mean_report_law_at_scale():
         )
 
 
-class _Words:
-    """A stand-in Generator: its bit generator's 64-bit outputs are a fixed byte string read as
-    little-endian words, in order."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-        self.bit_generator = self
-
-    def random_raw(self, words: int) -> np.ndarray:
-        out, self.data = self.data[: 8 * words], self.data[8 * words :]
-        assert len(out) == 8 * words, "asked for more words than given"
-        return np.frombuffer(out, dtype="<u8").astype(np.uint64)
-
-
 def test_duchi_multidim_bytes_decide_as_the_56_bit_comparison():
     """v_c = +1 exactly when the coordinate's 56-bit uniform (its first byte, then six more if that
     ties with R's) is below R = rint((½ + ½x_c)·2⁵⁶), as big integers compare them: every case
@@ -262,7 +249,7 @@ def test_duchi_multidim_bytes_decide_as_the_56_bit_comparison():
     lower = [k & ((1 << 48) - 1) for k in r]
     tails = {2: lower[2] - 1, 3: lower[3], 5: 7, 7: lower[7] + 1}  # below, equal, above R = 0, above
     data = bytes(firsts) + b"".join(tails[i].to_bytes(6, "big") for i in (2, 3, 5, 7))
-    v = DuchiMeanReports(DuchiMultiDim(1.0, 8), x).discretise(_Words(data))
+    v = DuchiMeanReports(DuchiMultiDim(1.0, 8), x).discretise(FixedWords(data))
     keys = [(f << 48) | tails.get(i, 0) for i, f in enumerate(firsts)]  # each coordinate's uniform K
     expected = [1 if k < r[i] else -1 for i, k in enumerate(keys)]
     assert v[0].tolist() == expected == [1, -1, 1, -1, 1, -1, 1, -1]

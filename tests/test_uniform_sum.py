@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from stats_helpers import ALPHA, assert_continuous_law, assert_mean, assert_variance, piecewise_cdf
+from stats_helpers import ALPHA, FixedWords, assert_continuous_law, assert_mean, assert_variance, piecewise_cdf
 
 from ldprepro.domain import uniform_sum
 from ldprepro.domain.mechanisms import get_mechanism
@@ -97,20 +97,6 @@ def test_each_user_is_selected_independently_with_probability_rho():
     assert select_sum(values, 0.0, rng) == (0, 0.0) and select_sum(values, 1.0, rng) == (n, 63.0)
 
 
-class _Words:
-    """A stand-in Generator whose bit generator's 64-bit outputs are a fixed byte string read as
-    little-endian words, in order."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-        self.bit_generator = self
-
-    def random_raw(self, words: int) -> np.ndarray:
-        out, self.data = self.data[: 8 * words], self.data[8 * words :]
-        assert len(out) == 8 * words, "asked for more words than given"
-        return np.frombuffer(out, dtype="<u8").astype(np.uint64)
-
-
 def test_the_byte_comparison_is_the_56_bit_comparison():
     """User i is selected exactly when her 56-bit uniform (first byte, then six more if it ties with
     the threshold's) is below R = ρ·2⁵⁶: each case decided as big integers decide it."""
@@ -125,7 +111,7 @@ def test_the_byte_comparison_is_the_56_bit_comparison():
     ]
     values = 2.0 ** np.arange(6)
     # the first word: the six users' first bytes (two more unused); then the ties' 24 bytes
-    count, total = select_sum(values, rho, _Words(firsts + bytes(2) + b"".join(tails)))
+    count, total = select_sum(values, rho, FixedWords(firsts + bytes(2) + b"".join(tails)))
     keys = [int.from_bytes(bytes([f]) + (tails[i - 2] if i >= 2 else bytes(6)), "big") for i, f in enumerate(firsts)]
     chosen = [i for i, k in enumerate(keys) if k < r]
     assert chosen == [0, 2, 4] and count == 3 and total == sum(2.0**i for i in chosen)

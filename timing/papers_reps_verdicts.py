@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ldprepro.pipeline.io import atomic_write_text
+
 HERE = Path(__file__).resolve().parent
 #: the columns of a claims table this comparison reads (ldprepro.claims.tables.write_claims)
 COLUMNS = ("claim_id", "claim", "verdict", "n_reps", "mde", "effect", "ci_low", "ci_high", "test")
@@ -179,9 +181,7 @@ def main(argv=None) -> None:
         ("papers_reps_verdicts.json", json.dumps(report, indent=1, ensure_ascii=False)),
         ("papers_reps_verdicts.md", markdown(report)),
     ):
-        tmp = args.out_dir / f"{name}.tmp"
-        tmp.write_text(text)
-        tmp.replace(args.out_dir / name)
+        atomic_write_text(args.out_dir / name, text)
     print(markdown(report))
 
 

@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ipums_render import one_complete_run  # noqa: E402  (the one test of a complete run, beside this script)
 from papers_reps_verdicts import target_sentence as papers_reps_verdicts_sentence  # noqa: E402
 
+from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 GIB_MB = 1024.0  # MB per GiB (the benchmark files give MB of 2^20 bytes)
 
@@ -478,9 +480,7 @@ def main(argv=None) -> None:
         ("targets.json", json.dumps(rows, indent=1, ensure_ascii=False)),
         ("targets.md", markdown(rows)),
     ):
-        tmp = args.out_dir / f"{name}.tmp"
-        tmp.write_text(text)
-        tmp.replace(args.out_dir / name)
+        atomic_write_text(args.out_dir / name, text)
     print(markdown(rows))
 
 
