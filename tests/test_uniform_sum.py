@@ -140,6 +140,14 @@ def test_the_declared_mixture_is_the_exact_density(name, eps):
         np.testing.assert_allclose(declared[keep], pdf[keep], rtol=1e-9, err_msg=f"{name}, ε={eps}, x={x}")
 
 
+def test_inputs_outside_the_unit_interval_are_refused_by_value():
+    mix = get_mechanism("pm", 1.0).uniform_mixture()
+    with pytest.raises(ValueError, match=r"must lie in \[-1.0, 1.0\], got 1.2"):
+        UniformMixtureSum(mix, [0.5, 1.2])
+    with pytest.raises(ValueError, match="got nan"):
+        UniformMixtureSum(mix, [0.5, float("nan")])
+
+
 def test_a_mechanism_that_draws_otherwise_declares_no_mixture():
     class Shifted(PM):  # a plugin with its own sampler: its law is not PM's for sure
         name = "shifted_pm"

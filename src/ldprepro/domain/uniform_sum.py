@@ -40,7 +40,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldprepro.domain.mechanisms import kernels
-from ldprepro.domain.mechanisms.base import UniformMixture
+from ldprepro.domain.mechanisms.base import UniformMixture, as_input
 
 #: Bits of a ``Generator.random`` uniform (K·2⁻⁵³, K on 53 bits).
 UNIFORM_BITS = 53
@@ -144,7 +144,8 @@ class UniformMixtureSum:
 
     def __init__(self, mixture: UniformMixture, x):
         self.mixture = mixture
-        self.t = np.ascontiguousarray(np.asarray(x, dtype=float).reshape(-1))
+        # inputs outside [−1, 1] (or NaN) are refused by name, as the per-user sampler refuses them
+        self.t = np.ascontiguousarray(as_input(np.asarray(x, dtype=float)).reshape(-1))
         self.n = self.t.size
         self.total = float(self.t.sum())
 

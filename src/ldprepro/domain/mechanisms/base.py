@@ -84,7 +84,7 @@ def as_input(x, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
     if x.size:
         xmin, xmax = x.min(), x.max()
         if not (lo <= xmin and xmax <= hi):  # also catches NaN
-            bad = x[~((x >= lo) & (x <= hi))].ravel()[0]
+            bad = float(x[~((x >= lo) & (x <= hi))].ravel()[0])  # a plain float: "got 1.2", not np.float64(1.2)
             raise ValueError(f"mechanism input must lie in [{lo}, {hi}], got {bad!r}")
     return x
 
