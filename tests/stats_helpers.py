@@ -106,7 +106,7 @@ def piecewise_cdf(pieces):
 
 
 class FixedWords:
-    """A stand-in ``numpy.random.Generator`` for the byte samplers (``uniform_sum.random_bytes``):
+    """A stand-in ``numpy.random.Generator`` for the byte samplers (``random_bits.random_bytes``):
     its bit generator's 64-bit outputs are a fixed byte string read as little-endian words, in order,
     so a test decides every byte a sampler reads."""
 

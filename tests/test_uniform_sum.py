@@ -217,4 +217,4 @@ def test_mean_estimates_draw_the_mixtures_sum(monkeypatch):
     draws = np.array([at_level.estimate(x, np.random.default_rng(s)) for s in range(400)])
     assert_mean(draws, float(x.mean()), at_level.var_of_mean(x), label="PM at level")
     assert abs(draws.var(ddof=1) / at_level.var_of_mean(x) - 1) < 5 * np.sqrt(2 / 399)
-    assert uniform_sum.UNIFORM_BITS == 53
+    assert uniform_sum.BITS_PER_UNIFORM == 53

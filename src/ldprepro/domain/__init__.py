@@ -9,7 +9,8 @@
 - ``sgd``: LDP stochastic gradient descent (Zhao et al., Algorithm 1; its models, collectors and
   the bridge to the compiled steps in ``sgd_models``, ``sgd_collectors``, ``sgd_compiled``);
 - ``sufficient``, ``binary_sum`` and ``uniform_sum``: exact samplers of sufficient statistics (sums of
-  Laplace noise, of ±C reports, of PM's and DCT's uniform-mixture reports); ``ties``: identical
-  output laws.
+  Laplace noise, of ±C reports, of PM's and DCT's uniform-mixture reports); ``random_bits``: the
+  random bytes and bits those samplers and Duchi's mean reports draw instead of uniforms;
+  ``ties``: identical output laws.
 
 Imports only numpy, scipy and numba (tests/test_layout.py checks it)."""

@@ -41,9 +41,8 @@ import numpy as np
 
 from ldprepro.domain.mechanisms import kernels
 from ldprepro.domain.mechanisms.base import UniformMixture, as_input
+from ldprepro.domain.random_bits import BITS_PER_UNIFORM, LOWER_BITS, SELECT_BITS, below_after_tie, random_bytes
 
-#: Bits of a ``Generator.random`` uniform (K·2⁻⁵³, K on 53 bits).
-UNIFORM_BITS = 53
 #: The smaller of background and window is drawn as a subset when it is at most this share of the
 #: users (min(q, 1 − q)), else every user's side by a byte (:func:`select_sum`). At 10⁶ users a
 #: subset costs about 5 ns per member (a uniform integer, then a value read from anywhere in
@@ -51,8 +50,6 @@ UNIFORM_BITS = 53
 #: per-user sampler: 3.2 ns). A constant, never a measurement at run time: the random stream must
 #: not depend on the machine.
 SUBSET_SHARE_UP_TO = 0.1
-#: Bits of the uniform each user's side is decided by in :func:`select_sum` (seven bytes).
-SELECT_BITS = 56
 
 
 def centred_uniform_sums(counts, rng: np.random.Generator) -> np.ndarray:
@@ -61,12 +58,12 @@ def centred_uniform_sums(counts, rng: np.random.Generator) -> np.ndarray:
     counts = np.asarray(counts, dtype=np.int64).reshape(-1)
     if np.any(counts < 0):
         raise ValueError(f"a sum of uniforms needs a count >= 0, got {int(counts.min())}")
-    bits = rng.binomial(np.repeat(counts, UNIFORM_BITS), 0.5).reshape(counts.size, UNIFORM_BITS)
+    bits = rng.binomial(np.repeat(counts, BITS_PER_UNIFORM), 0.5).reshape(counts.size, BITS_PER_UNIFORM)
     out = np.empty(counts.size)
     for j, m in enumerate(counts.tolist()):
         # Σ_b 2^b(2B_b − m) − m in exact (Python) integers, then one rounding and an exact scaling
         numerator = sum((2 * int(b) - m) << k for k, b in enumerate(bits[j].tolist())) - m
-        out[j] = math.ldexp(float(numerator), -UNIFORM_BITS)
+        out[j] = math.ldexp(float(numerator), -BITS_PER_UNIFORM)
     return out
 
 
@@ -89,19 +86,13 @@ def subset_sum(values: np.ndarray, k: int, rng: np.random.Generator) -> float:
     return total
 
 
-def random_bytes(k: int, rng: np.random.Generator) -> np.ndarray:
-    """``k`` independent uniform bytes: the bit generator's 64-bit outputs, read as little-endian
-    bytes whatever the machine's byte order (``Generator.bytes`` costs about seven times more)."""
-    words = rng.bit_generator.random_raw(-(-k // 8))
-    return np.asarray(words, dtype="<u8").view(np.uint8)[:k]
-
-
 def select_sum(values: np.ndarray, rho: float, rng: np.random.Generator) -> tuple[int, float]:
     """Each of the users (``values``) selected independently with probability ρ: (how many, Σ of
     their values). User i is selected when her uniform K_i on 56 bits is below R = ρ·2⁵⁶ rounded to
     an integer (so with probability R·2⁻⁵⁶, within 2⁻⁵⁷ of ρ), compared byte by byte from the most
     significant: her first byte (one random byte per user) decides unless it equals R's,
-    which happens with probability 1/256; only those users draw their six further bytes."""
+    which happens with probability 1/256; only those users draw their six further bytes
+    (``domain.random_bits``)."""
     from ldprepro.domain import _uniform_sum_jit
 
     n = values.size
@@ -110,17 +101,12 @@ def select_sum(values: np.ndarray, rho: float, rng: np.random.Generator) -> tupl
         return 0, 0.0
     if r >= 1 << SELECT_BITS:
         return n, float(values.sum())
-    threshold = r.to_bytes(SELECT_BITS // 8, "big")
     first = random_bytes(n, rng)
     ties = np.empty(n, dtype=np.int64)
     loop = _uniform_sum_jit.select_by_byte if kernels.enabled() else _uniform_sum_jit.select_by_byte.py_func
-    selected, total, undecided = loop(first, values, np.uint8(threshold[0]), ties)
+    selected, total, undecided = loop(first, values, np.uint8(r >> LOWER_BITS), ties)
     if undecided:
-        more = random_bytes(6 * undecided, rng).reshape(undecided, 6)
-        rest = np.frombuffer(threshold[1:], dtype=np.uint8)
-        differ = more != rest
-        where = differ.argmax(axis=1)  # the first byte that differs (none: K_i = R, not below)
-        below = differ.any(axis=1) & (more[np.arange(undecided), where] < rest[where])
+        below = below_after_tie(np.full(undecided, r & ((1 << LOWER_BITS) - 1)), rng)
         chosen = ties[:undecided][below]
         selected += int(chosen.size)
         total += float(values[chosen].sum())

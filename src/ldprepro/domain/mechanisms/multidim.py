@@ -29,6 +29,7 @@ import numpy as np
 from ldprepro.domain.mechanisms import kernels
 from ldprepro.domain.mechanisms.base import FUSED_MIN_SIZE, Mechanism, as_input, check_eps
 from ldprepro.domain.mechanisms.basic import Laplace
+from ldprepro.domain.random_bits import BITS_PER_UNIFORM, LOWER_BITS, SELECT_BITS, below_after_tie, random_bytes
 from ldprepro.domain.sufficient import laplace_group_sum
 
 
@@ -171,11 +172,6 @@ class SampledMultiDim(MultiDimMechanism):
         return self.scale * (self.mechanism.variance(x) + x * x) - x * x
 
 
-#: Random bits one ``Generator.random`` uniform carries: it is k·2⁻⁵³ for a uniform integer
-#: k < 2⁵³ (the top 53 bits of one 64-bit output), so its 53 bits are independent fair coins.
-BITS_PER_UNIFORM = 53
-
-
 def sign_words(d: int) -> int:
     """Uniforms per user that carry the d random signs of Duchi's mechanism (one bit each)."""
     return -(-int(d) // BITS_PER_UNIFORM)
@@ -312,7 +308,7 @@ class DuchiMeanReports:
     coordinates drawn from one random byte each instead of a uniform each: v_c = +1 iff a uniform K
     on 56 bits is below R = rint((½ + ½x_c)·2⁵⁶), compared byte by byte from the most significant,
     so that the first byte decides unless it equals R's (one time in 256) and only then are the six
-    further bytes drawn (``uniform_sum.random_bytes``). P(v_c = +1) = R·2⁻⁵⁶, within 2⁻⁵⁷ of
+    further bytes drawn (``domain.random_bits``). P(v_c = +1) = R·2⁻⁵⁶, within 2⁻⁵⁷ of
     ½ + ½x_c (``perturb``'s uniforms: within 2⁻⁵³). Then, as ``perturb``, T+ or T− from a uniform
     and the random signs from the bits of ``sign_words(d)`` uniforms per user; the mean report is
     B times the exact integer sum of the reported signs, over n. R is computed once per data set."""
@@ -320,9 +316,9 @@ class DuchiMeanReports:
     def __init__(self, mech: DuchiMultiDim, x: np.ndarray):
         x = np.ascontiguousarray(_as_matrix(x, mech.d))
         self.mech, self.n, self.d = mech, x.shape[0], x.shape[1]
-        r = np.rint((0.5 + 0.5 * x.reshape(-1)) * float(1 << 56)).astype(np.int64)
-        self.top = (r >> 48).astype(np.int16)  # 0 … 256 (256: R = 2⁵⁶, every byte below)
-        self.lower = r & ((1 << 48) - 1)
+        r = np.rint((0.5 + 0.5 * x.reshape(-1)) * float(1 << SELECT_BITS)).astype(np.int64)
+        self.top = (r >> LOWER_BITS).astype(np.int16)  # 0 … 256 (256: R = 2⁵⁶, every byte below)
+        self.lower = r & ((1 << LOWER_BITS) - 1)
 
     def sample(self, rng) -> np.ndarray:
         n, d, mech = self.n, self.d, self.mech
@@ -336,18 +332,12 @@ class DuchiMeanReports:
     def discretise(self, rng) -> np.ndarray:
         """v (n × d, ±1): the first bytes of every coordinate's uniform, then the six further bytes
         of the undecided ones, in that order."""
-        from ldprepro.domain.uniform_sum import random_bytes
-
         v = np.empty(self.n * self.d, dtype=np.int8)
         ties = np.empty(self.n * self.d, dtype=np.int64)
         undecided = kernels.loops().duchi_md_discretise_by_byte(random_bytes(v.size, rng), self.top, v, ties)
         if undecided:
             flat = ties[:undecided]
-            rest = random_bytes(6 * undecided, rng).reshape(undecided, 6).astype(np.int64)
-            tail = np.zeros(undecided, dtype=np.int64)
-            for k in range(6):  # the uniform's lower 48 bits, most significant byte first
-                tail = (tail << 8) | rest[:, k]
-            v[flat] = np.where(tail < self.lower[flat], 1, -1)
+            v[flat] = np.where(below_after_tie(self.lower[flat], rng), 1, -1)
         return v.reshape(self.n, self.d)
 
 
