@@ -49,8 +49,8 @@ class PerturbAndAverage:
     mechanism and Harmony: C·(2S − n)/n with S the number of +C reports, ``domain.binary_sum``, and
     PM, its family and DCT: the sum of their uniform-mixture reports, ``domain.uniform_sum``
     (``exact_sum_kind``); multidimensional mechanisms: their ``mean_reporter``, e.g. the sampled
-    coordinates summed by bincount, Duchi's coordinates discretised from a random byte each); ``estimate_per_user`` perturbs every user (same
-    law, used by the audit and the tests)."""
+    coordinates summed by bincount, Duchi's coordinates discretised from a random byte each);
+    ``estimate_per_user`` perturbs every user (same law, used by the audit and the tests)."""
 
     def __init__(self, mech):
         self.mech = mech

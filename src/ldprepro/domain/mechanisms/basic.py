@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ldprepro.domain.mechanisms import exponential, kernels
-from ldprepro.domain.mechanisms.base import Mechanism, as_input, check_mechanism_eps
+from ldprepro.domain.mechanisms.base import Mechanism, as_input, check_mechanism_eps, samples_as
 
 
 class Laplace(Mechanism):
@@ -128,13 +128,7 @@ def binary_reports(mech) -> bool:
     """Whether ``mech`` reports ±C with its class's own sampler (Duchi's 1-D mechanism, Harmony; not a
     subclass that draws otherwise, e.g. a plugin): then the sum of its reports is drawn exactly from
     the count of +C reports (``domain.binary_sum``)."""
-    cls = type(mech)
-    return (
-        isinstance(mech, _BinaryOutput)
-        and cls._sample is _BinaryOutput._sample
-        and cls._perturb_block is Mechanism._perturb_block
-        and cls.perturb is Mechanism.perturb
-    )
+    return samples_as(mech, _BinaryOutput)
 
 
 def _duchi_g(eps: float) -> tuple[float, float, float]:
