@@ -512,6 +512,7 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert sorted(jobs["log"]) == ["dct/fig2/figure", "dct/fig2/synth__pm", "report/old"]
     jobs["family"] = jobs["rule"].map(ca.rule_family)
     assert set(jobs["family"]) == {"figure_job", "figure (render + claims)", "?"}
+    assert ca.rule_family("benchmark_plane_job") == ca.rule_family("benchmark_job") == "benchmark_job"
     model = {"dct/fig2/synth__pm": {"fits": 0, "flops": 0.0, "random_numbers": 1e9}}
     jobs["floor_s"] = ca.job_floors(jobs, model.get, 2e-9, 1e-9, {}, 1e-10)
     run = {"snakemake_cpu_s": 4.0, "children_cpu_s": 20.0, "wall_s": 12.0, "cores": 2, "command": "snakemake"}
@@ -569,7 +570,8 @@ def test_the_lremh_floor_counts_two_multiply_adds_per_user_and_candidate_per_em_
 def test_the_benchmark_jobs_floor_is_their_recorded_draws(tmp_path):
     """benchmark_draws: a mean job needs one uniform per reported user per repetition, a frequency job
     one random number per support count per repetition, from the sq_error rows it recorded (theory
-    rows and other tasks count nothing); job_floors prices them at the uniform rate."""
+    rows and other tasks count nothing; a (k, ε)-plane job counts every k of its distribution);
+    job_floors prices them at the uniform rate."""
     import pandas as pd
 
     ca = _load_benchmark_module("cpu_accounts")
@@ -585,12 +587,18 @@ def test_the_benchmark_jobs_floor_is_their_recorded_draws(tmp_path):
         "mean/adult__age": rows(3, 5000, 1),
         "frequency/adult__sex": rows(4, 48842, 2),
         "sgd/adult": rows(5, 100, 9),
+        "frequency/plane__zipf__k2": rows(2, 500, 2),  # one distribution's plane panels: one job
+        "frequency/plane__zipf__k64": rows(2, 500, 64),
     }.items():
         path = tmp_path / "benchmark" / f"{name}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(path)
     draws = ca.benchmark_draws(tmp_path)
-    assert draws == {"benchmark/mean/adult__age": 3 * 5000.0, "benchmark/frequency/adult__sex": 4 * 2.0}
+    assert draws == {
+        "benchmark/mean/adult__age": 3 * 5000.0,
+        "benchmark/frequency/adult__sex": 4 * 2.0,
+        "benchmark/frequency/plane__zipf": 2 * 2.0 + 2 * 64.0,
+    }
     priced = ca.job_floors(
         pd.DataFrame({"log": ["benchmark/mean/adult__age", "benchmark/sgd/adult"]}),
         lambda log: None,

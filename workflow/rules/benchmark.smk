@@ -3,9 +3,11 @@
 #   results/benchmark/<task>/<panel>.parquet   one job per task × panel: every mechanism, ε, repetition
 #   results/benchmark/{benchmark,privacy,ranked,winners}.parquet, winners.md
 #   figures/benchmark/<task>_winners.png|svg, <task>_ratio.png|svg
-#   frequency with a `plane`: synthetic panels over oracle_k (one job per distribution × k),
+#   frequency with a `plane`: synthetic panels over oracle_k (one job per distribution, every k),
 #   figures/benchmark/frequency_plane*.png|svg and results/benchmark/frequency_claims.parquet
-from ldprepro.benchmark.naming import panel_id, plane_panels
+import re
+
+from ldprepro.benchmark.naming import panel_id, plane_job_id, plane_job_panels, plane_panels
 
 BENCHMARK_TASKS = ["mean", "frequency", "sgd"]
 BENCHMARK = {}
@@ -55,7 +57,7 @@ if "benchmark" in config:
             "logs/benchmark/{task}/{panel}.log",
         wildcard_constraints:
             task="|".join(BENCHMARK_TASKS),
-            panel=r"[A-Za-z0-9_\-]+",
+            panel=r"(?!plane__)[A-Za-z0-9_\-]+",  # not a (k, ε)-plane panel: benchmark_plane_job
         # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
         # the run does not end on one of them with a core idle
         priority: 1
@@ -66,11 +68,41 @@ if "benchmark" in config:
             **res(lambda w: f"benchmark_job.{w.task}", entry=lambda w: BENCHMARK[w.task], card="card"),
         params:
             entry=lambda w: compute_params({k: v for k, v in BENCHMARK[w.task].items() if k != "panels"}),
-            panel=lambda w: BENCHMARK[w.task]["panels"][w.panel],
+            task=lambda w: w.task,
+            panels=lambda w: [BENCHMARK[w.task]["panels"][w.panel]],
             seed=config["seed"],
             code=code("benchmark_job.py"),
         script:
             "../scripts/benchmark_job.py"
+
+    if BENCHMARK.get("frequency", {}).get("plane"):
+
+        # The (k, ε)-plane panels of one distribution in one job, k after k: a panel at small k is a
+        # fraction of a second of work, under the ~0.4 CPU-s every job process costs to start
+        rule benchmark_plane_job:
+            output:
+                [
+                    f"results/benchmark/frequency/{pid}.parquet"
+                    for pid in plane_job_panels(BENCHMARK["frequency"], "{distribution}")
+                ],
+            log:
+                f"logs/benchmark/frequency/{plane_job_id('{distribution}')}.log",
+            wildcard_constraints:
+                distribution="|".join(map(re.escape, BENCHMARK["frequency"]["plane"]["distributions"])),
+            priority: 1
+            conda:
+                "../../envs/ldprepro.yaml"
+            threads: 1
+            resources:
+                **res("benchmark_job.frequency", entry=lambda w: BENCHMARK["frequency"]),
+            params:
+                entry=compute_params({k: v for k, v in BENCHMARK["frequency"].items() if k != "panels"}),
+                task="frequency",
+                panels=lambda w: list(plane_job_panels(BENCHMARK["frequency"], w.distribution).values()),
+                seed=config["seed"],
+                code=code("benchmark_job.py"),
+            script:
+                "../scripts/benchmark_job.py"
 
     rule benchmark_tables:
         input:

@@ -27,6 +27,20 @@ def plane_panels(entry: dict) -> list[dict]:
     ]
 
 
+def plane_job_panels(entry: dict, distribution: str) -> dict[str, dict]:
+    """{panel id: panel} of the (k, ε)-plane panels one job runs: every ``oracle_k`` of one
+    ``distribution``, in ``oracle_k`` order (workflow/rules/benchmark.smk's benchmark_plane_job;
+    ``distribution`` may be the rule's ``"{distribution}"`` wildcard, giving its output patterns)."""
+    plane = dict(entry.get("plane") or {}, distributions=[distribution])
+    return {panel_id(p): p for p in plane_panels({**entry, "plane": plane})}
+
+
+def plane_job_id(distribution: str) -> str:
+    """The name of the job running one distribution's (k, ε)-plane panels (its log's stem): the
+    panels' ids without their ``__k<k>``."""
+    return f"plane__{distribution}"
+
+
 def panel_id(panel: dict) -> str:
     """File-name-safe id: ``dataset`` or ``dataset__col1-col2`` (``column_regex`` panels: ``dataset__all``;
     synthetic (k, ε)-plane panels: ``plane__<distribution>__k<k>``)."""
