@@ -12,10 +12,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ldprepro.data import ipums_api, synthetic
+from ldprepro.data import synthetic
 from ldprepro.data.fetch import verify_raw
 from ldprepro.data.readers import READERS
-from ldprepro.data.readers import ipums as ipums_reader
 from ldprepro.data.entries import RAW_ROOT, needed_files  # noqa: F401 (re-exported)
 from ldprepro.data.obtain import exit_if_unavailable, fetch, file_spec, unavailable_recorded  # noqa: F401 (re-exported)
 from ldprepro.data.table import data_card, finalise, write_outputs
@@ -59,6 +58,10 @@ def build_synthetic(dataset: str, entry: dict, seed: int, scale: str, parquet, c
 
 def build_ipums(dataset: str, entry: dict, parquet, card_path, extract_dir: str = "",
                 log=print) -> dict:
+    # imported here: only the IPUMS job needs the API client and the reader (and ipumspy behind them)
+    from ldprepro.data import ipums_api
+    from ldprepro.data.readers import ipums as ipums_reader
+
     with unavailable_recorded(dataset, str(parquet), log=log):
         data, ddi, prov = ipums_api.locate_extract(dataset, entry, RAW_ROOT / dataset,
                                                    extract_dir, log=log)

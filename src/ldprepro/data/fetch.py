@@ -35,9 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-import pooch
-import requests
-
 from ldprepro.pipeline.errors import ChecksumMismatch, DataUnavailable, LdpreproError
 from ldprepro.pipeline.io import atomic_path, atomic_write_text
 
@@ -184,10 +181,12 @@ def safe_join(base: str | os.PathLike, relative: str, what: str) -> Path:
 
 
 # --------------------------------------------------------------------------------------------
-# network (pooch)
+# network (pooch; requests and pooch are imported by the functions that download, so that the jobs
+# that only verify raw files, normalisation and synthetic data, do not pay their ~0.1 CPU-s import)
 
 def short_reason(exc: BaseException | None) -> str:
     """A one-line reason for a failed request."""
+    import requests
     text = repr(exc)
     if "NameResolution" in text or "Name or service not known" in text or \
             "Temporary failure in name resolution" in text:
@@ -205,12 +204,15 @@ def short_reason(exc: BaseException | None) -> str:
 def progressbar() -> bool:
     """pooch shows a tqdm progress bar when tqdm is installed; without it, none (asking pooch
     for a bar without tqdm would be an error)."""
+    import pooch
     return getattr(pooch.downloaders, "tqdm", None) is not None
 
 
 def _downloader(headers: dict | None = None):
     """pooch's HTTP downloader, failing at once (no pooch retry) where retrying cannot help:
     an HTTP 4xx other than 429, or a host name that does not resolve (offline)."""
+    import pooch
+    import requests
     http = pooch.HTTPDownloader(progressbar=progressbar(), timeout=TIMEOUT,
                                 headers={"User-Agent": USER_AGENT, **(headers or {})})
 
@@ -240,6 +242,8 @@ def download(url: str, dest: Path, sha256: str | None = None, *, headers: dict |
     matches, so nothing half-written or wrong is ever left at ``dest``. Raises ChecksumMismatch
     (both hashes) or NetworkUnavailable (a one-line reason).
     """
+    import pooch
+    import requests
     dest = Path(dest)
     registry = {dest.name: f"sha256:{sha256}" if sha256 else None}
     store = pooch.create(path=dest.parent, base_url="", registry=registry,
@@ -266,6 +270,7 @@ def download_socrata(spec: dict, dest: Path, *, retries: int = RETRIES,
     in ``SOCRATA_APP_TOKEN`` is sent when set (it only raises the rate limit). Returns the URL
     of the first page.
     """
+    import requests
     base = base or f"https://{spec['domain']}/resource/{spec['dataset']}.csv"
     size = int(spec.get("page_size", 50000))
     headers = {}
