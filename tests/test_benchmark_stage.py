@@ -249,6 +249,17 @@ def test_synthetic_counts_are_exact_and_the_plane_panels_named():
         "plane__uniform__k64",
     ]
     assert naming.panel_label(panels[1]) == "zipf(1.1), k = 64" and naming.plane_panels({"oracle_k": [2]}) == []
+    # one job per task × dataset (every panel on it), one per plane distribution (every k)
+    more = {
+        naming.panel_id(p): p for p in [{"dataset": "adult", "column": "sex"}, {"dataset": "adult", "column": "race"}]
+    }
+    jobs = naming.job_panels({**more, **{naming.panel_id(p): p for p in panels}})
+    assert {j: list(ps) for j, ps in jobs.items()} == {
+        "adult": ["adult__sex", "adult__race"],
+        "plane__zipf": ["plane__zipf__k2", "plane__zipf__k64"],
+        "plane__uniform": ["plane__uniform__k2", "plane__uniform__k64"],
+    }
+    assert all(naming.job_of_panel_id(pid) == job for job, ps in jobs.items() for pid in ps)
     rows = pd.DataFrame(runs.frequency_job({"eps": [1.0], "reps": 3, "oracles": ["olh", "ss"]}, panels[1], None, 2))
     assert (rows["n_attributes"] == 64).all() and (rows["n_users"] == 500).all()
     assert rows.loc[rows["metric"] == "sq_error", "rep"].max() == 6  # the plane's own repetitions

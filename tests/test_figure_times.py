@@ -512,7 +512,11 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert sorted(jobs["log"]) == ["dct/fig2/figure", "dct/fig2/synth__pm", "report/old"]
     jobs["family"] = jobs["rule"].map(ca.rule_family)
     assert set(jobs["family"]) == {"figure_job", "figure (render + claims)", "?"}
-    assert ca.rule_family("benchmark_plane_job") == ca.rule_family("benchmark_job") == "benchmark_job"
+    assert (
+        ca.rule_family("benchmark_job_frequency_plane__zipf")
+        == ca.rule_family("benchmark_job_mean_adult")
+        == "benchmark_job"
+    )
     model = {"dct/fig2/synth__pm": {"fits": 0, "flops": 0.0, "random_numbers": 1e9}}
     jobs["floor_s"] = ca.job_floors(jobs, model.get, 2e-9, 1e-9, {}, 1e-10)
     run = {"snakemake_cpu_s": 4.0, "children_cpu_s": 20.0, "wall_s": 12.0, "cores": 2, "command": "snakemake"}
@@ -594,13 +598,13 @@ def test_the_benchmark_jobs_floor_is_their_recorded_draws(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(path)
     draws = ca.benchmark_draws(tmp_path)
-    assert draws == {
-        "benchmark/mean/adult__age": 3 * 5000.0,
-        "benchmark/frequency/adult__sex": 4 * 2.0,
+    assert draws == {  # by job: one per task × dataset, one per plane distribution
+        "benchmark/mean/adult": 3 * 5000.0,
+        "benchmark/frequency/adult": 4 * 2.0,
         "benchmark/frequency/plane__zipf": 2 * 2.0 + 2 * 64.0,
     }
     priced = ca.job_floors(
-        pd.DataFrame({"log": ["benchmark/mean/adult__age", "benchmark/sgd/adult"]}),
+        pd.DataFrame({"log": ["benchmark/mean/adult", "benchmark/sgd/adult"]}),
         lambda log: None,
         2e-9,
         1.0,

@@ -54,13 +54,17 @@ def test_an_experiment_job_refuses_a_plugin_whose_law_is_unverifiable(tmp_path):
 
 
 def test_the_benchmark_job_runs_it_and_logs_why_it_cannot_be_best(tmp_path):
-    proc, out, log = fake_job(tmp_path, "benchmark_job", "abc+plugins:123", PLUGINS / "no_noise.py", "no_noise")
+    proc, out, log = fake_job(
+        tmp_path, "benchmark_job_mean_adult", "abc+plugins:123", PLUGINS / "no_noise.py", "no_noise"
+    )
     assert proc.returncode == 0, out[-2000:]
     assert "ran: (10,)" in out and "plugin mechanism 'no_noise' at ε = 1: unverifiable law: declares no" in log
 
 
 def test_a_job_stops_on_nan_output_of_a_plugin_naming_it(tmp_path):
-    proc, out, _ = fake_job(tmp_path, "benchmark_job", "abc+plugins:123", PLUGINS / "bad_laws.py", "nan_output")
+    proc, out, _ = fake_job(
+        tmp_path, "benchmark_job_mean_adult", "abc+plugins:123", PLUGINS / "bad_laws.py", "nan_output"
+    )
     assert proc.returncode != 0 and "MechanismOutputError: mechanism 'nan_output' (class NanOutput in " in out
 
 

@@ -140,3 +140,13 @@ def test_a_job_running_several_mechanisms_does_their_work_summed(family, entry):
     one = R.job_sizes(family, entry, (5000, 7))
     grouped = R.job_sizes(family, {**entry, "job_mechanisms": names}, (5000, 7))
     assert one[1] > 0 and grouped == (one[0], one[1] * len(names))
+
+
+@pytest.mark.parametrize("task", ["mean", "frequency", "sgd"])
+def test_a_benchmark_job_does_the_work_of_its_panels_summed(task):
+    """One benchmark job runs every panel of its task on one dataset (``job_panels``, benchmark.smk):
+    it declares their work added up, and the memory of one."""
+    entry = {"eps": [0.5, 1.0], "reps": 10, "folds": 5}
+    one = R.job_sizes(f"benchmark_job.{task}", entry, (5000, 7))
+    grouped = R.job_sizes(f"benchmark_job.{task}", {**entry, "job_panels": 5}, (5000, 7))
+    assert one[1] > 0 and grouped == (one[0], one[1] * 5)

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from bench_common import min_cpu_spread  # beside this module (timing/)
 
+from ldprepro.benchmark.naming import job_of_panel_id
 from ldprepro.pipeline.jobsetup import logged_resources
 
 
@@ -103,15 +104,9 @@ def lremh_em_multiply_adds(results: Path) -> dict[str, float]:
     return out
 
 
-def _benchmark_job_stem(panel: str) -> str:
-    """The log stem of the job that wrote a benchmark panel: the panel itself, or for a (k, ε)-plane
-    panel ``plane__<distribution>__k<k>`` its distribution's job (``plane__<distribution>``)."""
-    return panel.rsplit("__k", 1)[0] if panel.startswith("plane__") else panel
-
-
 def benchmark_draws(results: Path) -> dict[str, float]:
-    """{job log name ('benchmark/<task>/<panel>', or a (k, ε)-plane job's 'benchmark/frequency/plane__<distribution>',
-    summed over its panels): the random numbers its repetitions need at least},
+    """{job log name ('benchmark/<task>/<dataset>', or a (k, ε)-plane job's 'benchmark/frequency/plane__<distribution>',
+    summed over the job's panels): the random numbers its repetitions need at least},
     from the rows the benchmark's Monte-Carlo jobs record (``results/benchmark/<task>/<panel>.parquet``,
     one ``sq_error`` row per mechanism, ε and repetition): a mean repetition reports ``n_users``
     users (one uniform each), a frequency repetition ``n_attributes`` = k support counts (one random
@@ -126,7 +121,7 @@ def benchmark_draws(results: Path) -> dict[str, float]:
                 continue
             draws = float(table.loc[table["metric"] == "sq_error", column].astype(float).sum())
             if draws > 0:
-                job = f"benchmark/{task}/{_benchmark_job_stem(path.stem)}"
+                job = f"benchmark/{task}/{job_of_panel_id(path.stem)}"
                 out[job] = out.get(job, 0.0) + draws
     return out
 
@@ -308,6 +303,6 @@ def rule_family(rule: str) -> str:
         return "bshp_job"
     if rule in ("ldpfl_fig1", "ldpfl_fig4"):
         return "figure (render + claims)"
-    if rule == "benchmark_plane_job":  # one distribution's (k, ε)-plane panels, in one job
+    if rule.startswith("benchmark_job_"):  # one task's panels on one dataset, in one job
         return "benchmark_job"
     return rule

@@ -93,10 +93,8 @@ def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
     parts = output.split("/")
     if rule == "figure_job" or rule.startswith("panel_job_"):
         return f"figure_job.{config[parts[1]][parts[2]]['kind']}", f"{parts[1]}/{parts[2]}"
-    if rule == "benchmark_job":
+    if rule.startswith("benchmark_job_"):  # benchmark_job_<task>_<dataset>: every panel on the dataset
         return f"benchmark_job.{parts[2]}", f"benchmark/{parts[2]}"
-    if rule == "benchmark_plane_job":  # one distribution's (k, ε)-plane panels, every k
-        return "benchmark_job.frequency", "benchmark/frequency"
     if rule.startswith("bshp_job_"):
         return "bshp_job", f"bshp/{parts[2]}"
     if rule.startswith("lremh_job_"):

@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 from resources_dag import dag_family, dag_jobs, output_dataset, snakemake_rss_mb  # noqa: E402
 from resources_report import cluster_block, render, splice  # noqa: E402
 
+from ldprepro.benchmark.naming import job_of_panel_id, panel_id, plane_panels  # noqa: E402
 from ldprepro.pipeline import resources as R  # noqa: E402
 from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
 from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS  # noqa: E402
@@ -87,15 +88,18 @@ def classify(rel: str, config: dict, scale: str):
     if head == "benchmark":
         if parts[1] == "tables":
             return "render", None, None, None, False
-        task, panel = parts[1], parts[2]
+        task, job = parts[1], parts[2]
         bench = config["benchmark"]
         entry = {k: v for k, v in bench[task].items() if k not in ("smoke", "panels")}
         if scale == "smoke":
             entry.update(bench[task].get("smoke", {}))
         entry.update(eps=bench["eps"])
-        if panel.startswith("plane__"):  # a synthetic (k, ε)-plane panel: no dataset, no card
+        # one job per task × dataset (its log named by the dataset), every panel on it
+        panels = [panel_id(p) for p in bench[task]["panels"] + plane_panels(entry)]
+        entry["job_panels"] = max(1, sum(job_of_panel_id(pid) == job for pid in panels))
+        if job.startswith("plane__"):  # one distribution's synthetic (k, ε)-plane panels: no dataset, no card
             return f"benchmark_job.{task}", None, f"benchmark:{task}", entry, False
-        return f"benchmark_job.{task}", panel.split("__")[0], f"benchmark:{task}", entry, True
+        return f"benchmark_job.{task}", job, f"benchmark:{task}", entry, True
     if head == "bshp":
         if parts[2] == "figure":
             return "render", None, None, None, False

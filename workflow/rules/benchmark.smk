@@ -1,13 +1,11 @@
 # The cross-paper benchmark (issue 18): every registered mechanism on every dataset obtainable
 # here, at one ε grid, under common random numbers (docs/benchmark.md).
-#   results/benchmark/<task>/<panel>.parquet   one job per task × panel: every mechanism, ε, repetition
+#   results/benchmark/<task>/<panel>.parquet   every mechanism, ε, repetition; one job per task × dataset
 #   results/benchmark/{benchmark,privacy,ranked,winners}.parquet, winners.md
 #   figures/benchmark/<task>_winners.png|svg, <task>_ratio.png|svg
 #   frequency with a `plane`: synthetic panels over oracle_k (one job per distribution, every k),
 #   figures/benchmark/frequency_plane*.png|svg and results/benchmark/frequency_claims.parquet
-import re
-
-from ldprepro.benchmark.naming import panel_id, plane_job_id, plane_job_panels, plane_panels
+from ldprepro.benchmark.naming import job_panels, panel_id, plane_panels
 
 BENCHMARK_TASKS = ["mean", "frequency", "sgd"]
 BENCHMARK = {}
@@ -46,63 +44,48 @@ if "benchmark" in config:
     ALL_TARGETS.extend(["results/benchmark/winners.parquet", *BENCHMARK_FIGURES])
     PRODUCT_NEEDS.append(("results/benchmark/winners.parquet", BENCHMARK_UNAVAILABLE))
 
-    rule benchmark_job:
-        input:
-            # synthetic (k, ε)-plane panels need no data
-            parquet=lambda w: benchmark_panel_data(BENCHMARK, w, "parquet"),
-            card=lambda w: benchmark_panel_data(BENCHMARK, w, "json"),
-        output:
-            "results/benchmark/{task}/{panel}.parquet",
-        log:
-            "logs/benchmark/{task}/{panel}.log",
-        wildcard_constraints:
-            task="|".join(BENCHMARK_TASKS),
-            panel=r"(?!plane__)[A-Za-z0-9_\-]+",  # not a (k, ε)-plane panel: benchmark_plane_job
-        # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
-        # the run does not end on one of them with a core idle
-        priority: 1
-        conda:
-            "../../envs/ldprepro.yaml"
-        threads: 1
-        resources:
-            **res(lambda w: f"benchmark_job.{w.task}", entry=lambda w: BENCHMARK[w.task], card="card"),
-        params:
-            entry=lambda w: compute_params({k: v for k, v in BENCHMARK[w.task].items() if k != "panels"}),
-            task=lambda w: w.task,
-            panels=lambda w: [BENCHMARK[w.task]["panels"][w.panel]],
-            seed=config["seed"],
-            code=code("benchmark_job.py"),
-        script:
-            "../scripts/benchmark_job.py"
+    # One job per task × dataset: every panel of the task on that dataset, the data loaded once (a
+    # panel is often under a second of work, under the ~0.4 CPU-s a job process costs to start); the
+    # synthetic (k, ε)-plane panels one job per distribution, every k. Unobtainable datasets too:
+    # `rule all` does not ask for them, asked for explicitly their data rule says what to do.
+    for _task, _entry in BENCHMARK.items():
+        _compute = compute_params({k: v for k, v in _entry.items() if k != "panels"})
+        for _job, _panels in job_panels(_entry["panels"]).items():
+            _dataset = next(iter(_panels.values())).get("dataset")  # none: synthetic, generated
 
-    if BENCHMARK.get("frequency", {}).get("plane"):
-
-        # The (k, ε)-plane panels of one distribution in one job, k after k: a panel at small k is a
-        # fraction of a second of work, under the ~0.4 CPU-s every job process costs to start
-        rule benchmark_plane_job:
-            output:
-                [
-                    f"results/benchmark/frequency/{pid}.parquet"
-                    for pid in plane_job_panels(BENCHMARK["frequency"], "{distribution}")
-                ],
-            log:
-                f"logs/benchmark/frequency/{plane_job_id('{distribution}')}.log",
-            wildcard_constraints:
-                distribution="|".join(map(re.escape, BENCHMARK["frequency"]["plane"]["distributions"])),
-            priority: 1
-            conda:
-                "../../envs/ldprepro.yaml"
-            threads: 1
-            resources:
-                **res("benchmark_job.frequency", entry=lambda w: BENCHMARK["frequency"]),
-            params:
-                entry=compute_params({k: v for k, v in BENCHMARK["frequency"].items() if k != "panels"}),
-                task="frequency",
-                panels=lambda w: list(plane_job_panels(BENCHMARK["frequency"], w.distribution).values()),
-                seed=config["seed"],
-                code=code("benchmark_job.py"),
-            script:
-                "../scripts/benchmark_job.py"
+            rule:
+                name:
+                    f"benchmark_job_{_task}_{_job}"
+                input:
+                    **(
+                        {"parquet": f"data/processed/{_dataset}.parquet", "card": f"data/processed/{_dataset}.json"}
+                        if _dataset
+                        else {}
+                    ),
+                output:
+                    [f"results/benchmark/{_task}/{pid}.parquet" for pid in _panels],
+                log:
+                    f"logs/benchmark/{_task}/{_job}.log",
+                # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+                # the run does not end on one of them with a core idle
+                priority: 1
+                conda:
+                    "../../envs/ldprepro.yaml"
+                threads: 1
+                resources:
+                    **res(
+                        f"benchmark_job.{_task}",
+                        entry={k: v for k, v in _entry.items() if k != "panels"} | {"job_panels": len(_panels)},
+                        card="card",
+                    ),
+                params:
+                    entry=_compute,
+                    task=_task,
+                    panels=list(_panels.values()),
+                    seed=config["seed"],
+                    code=code("benchmark_job.py"),
+                script:
+                    "../scripts/benchmark_job.py"
 
     rule benchmark_tables:
         input:

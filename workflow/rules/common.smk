@@ -229,13 +229,6 @@ def caption_entry(paper, fig):
     return compute_params(figure_params(paper, fig)) if isinstance(entry, dict) else {}
 
 
-def benchmark_panel_data(benchmark, w, ext):
-    """The processed data file (``ext``: parquet or json) of a benchmark panel's dataset; none for a
-    synthetic (k, ε)-plane panel, whose counts are generated."""
-    panel = benchmark[w.task]["panels"][w.panel]
-    return f"data/processed/{panel['dataset']}.{ext}" if "dataset" in panel else []
-
-
 def figure_report_outputs(paper, fig):
     """What the job of every figure writes beside it (ldprepro.report.figure_report), the report caption
     generated from its claims and the forest plot of its claims (every point with its effect and

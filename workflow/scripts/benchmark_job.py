@@ -1,5 +1,6 @@
-"""One benchmark job: one task on one panel's dataset, every mechanism, ε and repetition; or the
-(k, ε)-plane panels of one distribution, k after k (each its own output, written when it is done)."""
+"""One benchmark job: one task on one dataset, every panel on it (its data loaded once), or the
+(k, ε)-plane panels of one distribution, k after k; every mechanism, ε and repetition of each panel,
+written to the panel's own output as soon as it is done."""
 
 from ldprepro.pipeline.jobsetup import done, progress, ready, start
 
@@ -16,15 +17,14 @@ ready()
 
 sm = snakemake  # noqa: F821
 entry, task, panels = sm.params.entry, sm.params.task, sm.params.panels
-if len(panels) != len(sm.output) or any(Path(o).stem != panel_id(p) for p, o in zip(panels, sm.output)):
+if [panel_id(p) for p in panels] != [Path(o).stem for o in sm.output]:
     raise RuntimeError(f"benchmark job: panels {[panel_id(p) for p in panels]} do not match outputs {list(sm.output)}")
+df, card = None, None  # a (k, ε)-plane panel's counts are generated (runs.synthetic_counts)
+if "parquet" in sm.input.keys():
+    df, card = load(panels[0]["dataset"], root=Path(sm.input.parquet).parent)
+    progress("%s: %d rows loaded; task %s, %d panels", panels[0]["dataset"], len(df), task, len(panels))
 written = 0
 for panel, output in zip(panels, sm.output):
-    if "synthetic" in panel:  # a (k, ε)-plane panel: its counts are generated (runs.synthetic_counts)
-        df, card = None, None
-    else:
-        df, card = load(panel["dataset"], root=Path(sm.input.parquet).parent)
-        progress("%s: %d rows loaded; task %s", panel["dataset"], len(df), task)
     if task == "mean":
         rows = runs.mean_job(entry, panel, df, card, sm.params.seed)
     elif task == "sgd":

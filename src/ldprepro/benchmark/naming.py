@@ -27,18 +27,26 @@ def plane_panels(entry: dict) -> list[dict]:
     ]
 
 
-def plane_job_panels(entry: dict, distribution: str) -> dict[str, dict]:
-    """{panel id: panel} of the (k, ε)-plane panels one job runs: every ``oracle_k`` of one
-    ``distribution``, in ``oracle_k`` order (workflow/rules/benchmark.smk's benchmark_plane_job;
-    ``distribution`` may be the rule's ``"{distribution}"`` wildcard, giving its output patterns)."""
-    plane = dict(entry.get("plane") or {}, distributions=[distribution])
-    return {panel_id(p): p for p in plane_panels({**entry, "plane": plane})}
+def job_id(panel: dict) -> str:
+    """The benchmark job that runs a panel (one job per task × dataset, every panel on it, the
+    dataset loaded once): the panel's dataset, or for a synthetic (k, ε)-plane panel
+    ``plane__<distribution>`` (one job per distribution, every k)."""
+    return f"plane__{panel['synthetic']}" if "synthetic" in panel else panel["dataset"]
 
 
-def plane_job_id(distribution: str) -> str:
-    """The name of the job running one distribution's (k, ε)-plane panels (its log's stem): the
-    panels' ids without their ``__k<k>``."""
-    return f"plane__{distribution}"
+def job_panels(panels: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """{job id: {panel id: panel}} of a task's panels (``{panel id: panel}``), in their order."""
+    jobs: dict[str, dict[str, dict]] = {}
+    for pid, panel in panels.items():
+        jobs.setdefault(job_id(panel), {})[pid] = panel
+    return jobs
+
+
+def job_of_panel_id(pid: str) -> str:
+    """The job id of a panel id (:func:`panel_id`), from the id alone (the timing scripts read result
+    files): ``plane__<distribution>__k<k>`` → ``plane__<distribution>``, ``<dataset>__<columns>`` →
+    ``<dataset>``."""
+    return pid.rsplit("__k", 1)[0] if pid.startswith("plane__") else pid.split("__")[0]
 
 
 def panel_id(panel: dict) -> str:

@@ -134,8 +134,9 @@ def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | No
     users = _users(rows, entry)
     if base in ("figure_job", "benchmark_job"):
         kind = family.split(".")[1] if "." in family else entry.get("kind", "mean")
-        # a panel job runs several mechanisms one after another on the same data (``job_mechanisms``)
-        mechanisms = _count(entry.get("job_mechanisms", 1))
+        # a panel job runs several mechanisms one after another on the same data (``job_mechanisms``),
+        # a benchmark job every panel of its task on one dataset (``job_panels``)
+        mechanisms = _count(entry.get("job_mechanisms", 1)) * _count(entry.get("job_panels", 1))
         if kind == "sgd":
             return rows * width, users * width * _sgd_fits(entry) * mechanisms
         reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
