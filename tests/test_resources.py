@@ -150,3 +150,10 @@ def test_a_benchmark_job_does_the_work_of_its_panels_summed(task):
     one = R.job_sizes(f"benchmark_job.{task}", entry, (5000, 7))
     grouped = R.job_sizes(f"benchmark_job.{task}", {**entry, "job_panels": 5}, (5000, 7))
     assert one[1] > 0 and grouped == (one[0], one[1] * 5)
+
+
+def test_the_audit_job_does_the_work_of_its_families_summed():
+    """One job audits every family (audit.smk, ``job_families``): their work added up."""
+    entry = {"trials": 20000, "eps": [0.5, 1.0, 4.0]}
+    one = R.job_sizes("audit_family", entry)
+    assert one[1] > 0 and R.job_sizes("audit_family", {**entry, "job_families": 5}) == (one[0], one[1] * 5)

@@ -95,6 +95,8 @@ def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
         return f"figure_job.{config[parts[1]][parts[2]]['kind']}", f"{parts[1]}/{parts[2]}"
     if rule.startswith("benchmark_job_"):  # benchmark_job_<task>_<dataset>: every panel on the dataset
         return f"benchmark_job.{parts[2]}", f"benchmark/{parts[2]}"
+    if rule == "audit_families":  # every audit family in one job
+        return "audit_family", "audit_family"
     if rule.startswith("bshp_job_"):
         return "bshp_job", f"bshp/{parts[2]}"
     if rule.startswith("lremh_job_"):
@@ -104,7 +106,6 @@ def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
         "data_normalise",
         "data_synthetic",
         "data_ipums",
-        "audit_family",
         "ldpfl_fig1_mechanism",
         "ldpfl_fig4",
     ):

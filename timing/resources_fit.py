@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 from resources_dag import dag_family, dag_jobs, output_dataset, snakemake_rss_mb  # noqa: E402
 from resources_report import cluster_block, render, splice  # noqa: E402
 
+from ldprepro.audit.subjects import FAMILIES as AUDIT_FAMILIES  # noqa: E402
 from ldprepro.benchmark.naming import job_of_panel_id, panel_id, plane_panels  # noqa: E402
 from ldprepro.pipeline import resources as R  # noqa: E402
 from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
@@ -84,7 +85,10 @@ def classify(rel: str, config: dict, scale: str):
     if head == "audit":
         if parts[1] == "table":
             return "render", None, None, None, False
-        return "audit_family", None, "audit", figure_entry(config, "audit", None, scale), False
+        entry = figure_entry(config, "audit", None, scale)
+        if parts[1] == "families":  # one job for every family (audit.smk)
+            entry["job_families"] = len(AUDIT_FAMILIES)  # ldprepro.audit.subjects.FAMILIES
+        return "audit_family", None, "audit", entry, False
     if head == "benchmark":
         if parts[1] == "tables":
             return "render", None, None, None, False

@@ -154,7 +154,7 @@ def start(smk) -> logging.Logger:
 
 #: rules that report a plugin's unverifiable law instead of failing on it (docs/audit.md), by the
 #: prefix of their names (the benchmark's jobs are ``benchmark_job_<task>_<dataset>``)
-JUDGING_RULES = ("audit_family", "benchmark_job", "benchmark_tables")
+JUDGING_RULES = ("audit_families", "benchmark_job", "benchmark_tables")
 
 
 def _runs_mechanisms(smk) -> bool:

@@ -157,9 +157,9 @@ def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | No
     if base == "ldpfl_fig4":
         n = _count(entry.get("users", 1))
         return n, n * _count(entry.get("inputs", 1))
-    if base == "audit_family":
+    if base == "audit_family":  # one job audits every family (``job_families``)
         n = _count(entry.get("trials", 1))
-        return n, n * _count(entry.get("eps", 1))
+        return n, n * _count(entry.get("eps", 1)) * _count(entry.get("job_families", 1))
     if base == "data_synthetic":
         n = _count(entry.get("size", 1))
         return n, n
