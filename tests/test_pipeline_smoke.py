@@ -486,3 +486,28 @@ def test_lremh_figures_smoke(full_smoke):
 def test_bshp_figures_smoke(full_smoke):
     workdir, cfg, _ = full_smoke
     smoke_checks.bshp_figures(workdir, cfg)
+
+
+@pytest.mark.slow
+def test_the_figures_with_nothing_to_compute_are_drawn_by_one_job(full_smoke):
+    """Every experiment figure whose panels are all unavailable here is drawn by the one job of rule
+    figures_not_available (not a render job each): its figure, table, caption and forest plot, its
+    claims not testable."""
+    workdir, cfg, _ = full_smoke
+    unavailable = recorded_unavailable(workdir)
+    nothing = [
+        (paper, fig)
+        for paper in ("hiera", "ldpfl", "dct")
+        for fig, entry in cfg.get(paper, {}).items()
+        if isinstance(entry, dict)
+        and entry.get("kind") in ("mean", "sgd")
+        and all(p["dataset"] in unavailable for p in entry["panels"])
+    ]
+    assert len(nothing) >= 2, nothing  # the IPUMS and WISDM figures, offline
+    log = (workdir / "logs/figures_not_available.log").read_text()
+    for paper, fig in nothing:
+        for path in (f"figures/{paper}/{fig}.png", f"figures/{paper}/{fig}.svg", f"results/{paper}/{fig}/caption.rst"):
+            assert path in log and (workdir / path).stat().st_size > 0, path
+        claims = pd.read_parquet(workdir / f"results/{paper}/{fig}/claims.parquet")
+        assert len(claims) and set(claims["verdict"]) == {"not testable"}, (paper, fig)
+        assert not (workdir / f"logs/{paper}/{fig}/figure.log").exists()  # no render job of its own

@@ -301,7 +301,7 @@ def rule_family(rule: str) -> str:
         return "figure_job"
     if rule.startswith("bshp_job_"):  # a BSHP figure's methods on one city, in one job
         return "bshp_job"
-    if rule in ("ldpfl_fig1", "ldpfl_fig4"):
+    if rule in ("ldpfl_fig1", "ldpfl_fig4", "figures_not_available"):
         return "figure (render + claims)"
     if rule.startswith("benchmark_job_"):  # one task's panels on one dataset, in one job
         return "benchmark_job"

@@ -112,6 +112,7 @@ def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
         return rule, rule
     if rule.startswith(("figure_", "bshp_figure_", "lremh_figure_")) or rule in (
         "ldpfl_fig1",
+        "figures_not_available",
         "audit",
         "benchmark_tables",
     ):

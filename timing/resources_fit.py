@@ -80,6 +80,8 @@ def classify(rel: str, config: dict, scale: str):
         if kind == "synthetic":
             return fam[kind], ds, f"data_synthetic:{ds}", synthetic_entry(config, ds, scale), False
         return fam[kind], ds, None, None, False
+    if rel == "figures_not_available.log":  # the figures with nothing to compute here, drawn together
+        return "render", None, None, None, False
     if head == "report" or rel == "readme_figures.log":
         return "tables", None, None, None, False
     if head == "audit":

@@ -244,6 +244,32 @@ def figure_report_outputs(paper, fig):
     }
 
 
+def experiment_figure_outputs(paper, fig):
+    """What an experiment figure's render writes: its table, claims, figure, caption and forest plot."""
+    return {
+        **figure_report_outputs(paper, fig),
+        "summary": f"results/{paper}/{fig}/summary.parquet",
+        "claims": f"results/{paper}/{fig}/claims.parquet",
+        "claim_points": f"results/{paper}/{fig}/claim_points.parquet",
+        "png": report_if_built(f"figures/{paper}/{fig}.png", caption=figure_caption(paper, fig), category=paper),
+        "svg": f"figures/{paper}/{fig}.svg",
+    }
+
+
+def experiment_figure_params(paper, fig, entry, unavailable):
+    """The render's parameters: the whole entry (titles included) and the reasons of its panels that are
+    ``unavailable`` ({dataset: reason})."""
+    return {
+        **figure_report_params(paper, fig),
+        "paper": paper,
+        "figure": fig,
+        "fig": entry,
+        "unavailable": {
+            p["dataset"]: UNAVAILABLE[p["dataset"]] for p in entry["panels"] if p["dataset"] in UNAVAILABLE
+        },
+    }
+
+
 def figure_report_params(paper, fig):
     """The caption's title and parameters (the figure, registered before its rule is defined). Its prose
     is an input (figure_report_inputs): an edit reruns the figure job."""

@@ -7,7 +7,8 @@
 #     (the IPUMS censuses, WISDM), by one job per mechanism (rule figure_job); same rows either way
 #   results/<paper>/<figN>/summary.parquet, claims.parquet   aggregated table and verdicts
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
-# Panels whose dataset cannot be obtained here are drawn as "not available: <reason>".
+# Panels whose dataset cannot be obtained here are drawn as "not available: <reason>"; the figures
+# with no panel left to compute are drawn together, by rule figures_not_available.
 EXPERIMENT_SECTIONS = {
     **{paper: config.get(paper, {}) for paper in EXPERIMENT_PAPERS},
     **config.get("papers", {}),
@@ -128,9 +129,16 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             "../scripts/experiment_job.py"
 
 
+# Figures with nothing to compute here (every panel's dataset unavailable): drawn together by one
+# job, rule figures_not_available (a render process costs ~0.7 CPU-s to start, drawing "not
+# available" panels ~0.3 s); the figures with data get one render job each.
+NOTHING_TO_COMPUTE = [(p, f) for (p, f), e in MEAN_FIGURES.items() if not job_outputs(p, f, e, UNAVAILABLE)]
+
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     ALL_TARGETS.extend([f"figures/{_paper}/{_fig}.png", f"figures/{_paper}/{_fig}.svg"])
     register_figure(_paper, _fig, _entry.get("title", ""), _entry["panels"], UNAVAILABLE)
+    if (_paper, _fig) in NOTHING_TO_COMPUTE:
+        continue
 
     rule:
         name:
@@ -139,12 +147,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             **figure_report_inputs(_paper, _fig),
             jobs=job_outputs(_paper, _fig, _entry, UNAVAILABLE),
         output:
-            **figure_report_outputs(_paper, _fig),
-            summary=f"results/{_paper}/{_fig}/summary.parquet",
-            claims=f"results/{_paper}/{_fig}/claims.parquet",
-            claim_points=f"results/{_paper}/{_fig}/claim_points.parquet",
-            png=report_if_built(f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig), category=_paper),
-            svg=f"figures/{_paper}/{_fig}.svg",
+            **experiment_figure_outputs(_paper, _fig),
         log:
             f"logs/{_paper}/{_fig}/figure.log",
         group:
@@ -155,13 +158,38 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         resources:
             **res("render"),
         params:
-            **figure_report_params(_paper, _fig),
-            paper=_paper,
-            figure=_fig,
-            fig=_entry,
-            unavailable={
-                p["dataset"]: UNAVAILABLE[p["dataset"]] for p in _entry["panels"] if p["dataset"] in UNAVAILABLE
-            },
+            **experiment_figure_params(_paper, _fig, _entry, UNAVAILABLE),
+            code=code("experiment_figure.py"),
+            declarations=DECLARATIONS,
+        script:
+            "../scripts/experiment_figure.py"
+
+
+if NOTHING_TO_COMPUTE:
+
+    rule figures_not_available:
+        input:
+            report_prose=[figure_report_inputs(p, f)["report_prose"] for p, f in NOTHING_TO_COMPUTE],
+        output:
+            [path for p, f in NOTHING_TO_COMPUTE for path in experiment_figure_outputs(p, f).values()],
+        log:
+            "logs/figures_not_available.log",
+        group:
+            "render"
+        conda:
+            "../../envs/ldprepro.yaml"
+        threads: 1
+        resources:
+            **res("render"),
+        params:
+            figures=[
+                {
+                    "params": experiment_figure_params(p, f, MEAN_FIGURES[p, f], UNAVAILABLE),
+                    "output": {k: str(v) for k, v in experiment_figure_outputs(p, f).items()},
+                    "report_prose": figure_report_inputs(p, f)["report_prose"],
+                }
+                for p, f in NOTHING_TO_COMPUTE
+            ],
             code=code("experiment_figure.py"),
             declarations=DECLARATIONS,
         script:
