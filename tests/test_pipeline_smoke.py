@@ -491,8 +491,7 @@ def test_bshp_figures_smoke(full_smoke):
 @pytest.mark.slow
 def test_the_figures_with_nothing_to_compute_are_drawn_by_one_job(full_smoke):
     """Every experiment figure whose panels are all unavailable here is drawn by the one job of rule
-    figures_not_available (not a render job each): its figure, table, caption and forest plot, its
-    claims not testable."""
+    figures_not_available (not a render job each): its figure, table, caption, forest plot and claims."""
     workdir, cfg, _ = full_smoke
     unavailable = recorded_unavailable(workdir)
     nothing = [
@@ -509,5 +508,7 @@ def test_the_figures_with_nothing_to_compute_are_drawn_by_one_job(full_smoke):
         for path in (f"figures/{paper}/{fig}.png", f"figures/{paper}/{fig}.svg", f"results/{paper}/{fig}/caption.rst"):
             assert path in log and (workdir / path).stat().st_size > 0, path
         claims = pd.read_parquet(workdir / f"results/{paper}/{fig}/claims.parquet")
-        assert len(claims) and set(claims["verdict"]) == {"not testable"}, (paper, fig)
+        # decided like any figure's (the recorded reference checks every verdict): the claims needing
+        # data not testable, an exact one decided (DCT Fig. 4's closed forms)
+        assert len(claims) and "not testable" in set(claims["verdict"]), (paper, fig)
         assert not (workdir / f"logs/{paper}/{fig}/figure.log").exists()  # no render job of its own

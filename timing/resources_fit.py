@@ -100,9 +100,12 @@ def classify(rel: str, config: dict, scale: str):
         if scale == "smoke":
             entry.update(bench[task].get("smoke", {}))
         entry.update(eps=bench["eps"])
-        # one job per task × dataset (its log named by the dataset), every panel on it
+        # one job per task × dataset (its log named by the dataset), every panel on it; a run from
+        # before that has one log per panel (named by the panel id), each one panel's work
         panels = [panel_id(p) for p in bench[task]["panels"] + plane_panels(entry)]
-        entry["job_panels"] = max(1, sum(job_of_panel_id(pid) == job for pid in panels))
+        per_panel = job in panels and job not in {job_of_panel_id(pid) for pid in panels}
+        entry["job_panels"] = 1 if per_panel else max(1, sum(job_of_panel_id(pid) == job for pid in panels))
+        job = job_of_panel_id(job)
         if job.startswith("plane__"):  # one distribution's synthetic (k, ε)-plane panels: no dataset, no card
             return f"benchmark_job.{task}", None, f"benchmark:{task}", entry, False
         return f"benchmark_job.{task}", job, f"benchmark:{task}", entry, True
