@@ -163,7 +163,7 @@ def test_readme_performance_block_is_generated_from_the_json(tmp_path):
     text = rb.block(results, figures)
     assert "the 2 mechanisms run at 0.17× (hm) to 0.61× (pm)" in text and "1 of 2 below the 0.5× target" in text
     assert "Discretised (Algorithm 5 draws a second uniform per rounded output): 0.30×" in text
-    assert "grr k=16 44×" in text and "20 min CPU in total (≥ 10 min on 2 cores), 40 min before" in text
+    assert "grr k=16 44×" in text and "20.0 min CPU in total (≥ 10.0 min on 2 cores), 40.0 min before" in text
     assert "hiera/fig2, takes 10.0 min CPU, 3.5× its one-uniform-per-user floor" in text
     fused = {"what": "laplace", "cpu_s": 2.0, "ratio_to_reference": 0.4, "numpy_ratio_to_reference": 0.3}
     fused |= {"draws_cpu_s": 1.6, "ratio_to_own_draws": 0.8}  # reference 0.8 s: draws at 0.5×
@@ -410,10 +410,10 @@ def test_targets_report_each_target_with_its_floor():
     )  # runs name their processor
     run["totals"] |= {"before_cpu_s": 1200.0, "before_machine": "x86_64 (CPython 3.11.7, numpy 2.4.6)"}
     text = rb.block({"mechanisms": []}, run, None, None)
-    assert "(20 min in the previous round, on x86_64 (CPython 3.11.7, numpy 2.4.6))" in text
+    assert "(20.0 min in the previous round, on x86_64 (CPython 3.11.7, numpy 2.4.6))" in text
     assert "before this round" not in text  # another processor: not a speed-up of the code
     run["totals"]["before_machine"] = run["machine"]
-    assert ", 20 min before this round" in rb.block({"mechanisms": []}, run, None, None)
+    assert ", 20.0 min before this round" in rb.block({"mechanisms": []}, run, None, None)
 
 
 def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_reference():

@@ -104,14 +104,14 @@ def block(
         t = figures["totals"]
         worst = max((f for f in figures["figures"] if f.get("cpu_over_floor")), key=lambda f: f["cpu_s"], default=None)
         text = (
-            f"- **A paper-scale run** ({t['jobs']} jobs): {t['cpu_s'] / 60:.0f} min CPU in total "
-            f"(≥ {t['cpu_s'] / figures['cpus'] / 60:.0f} min on {figures['cpus']} cores)"
+            f"- **A paper-scale run** ({t['jobs']} jobs): {t['cpu_s'] / 60:.1f} min CPU in total "
+            f"(≥ {t['cpu_s'] / figures['cpus'] / 60:.1f} min on {figures['cpus']} cores)"
         )
         if "before_cpu_s" in t and t.get("before_machine", figures.get("machine")) != figures.get("machine"):
             # another processor: the change measures the hardware as much as the code
-            text += f" ({t['before_cpu_s'] / 60:.0f} min in the previous round, on {t['before_machine']})"
+            text += f" ({t['before_cpu_s'] / 60:.1f} min in the previous round, on {t['before_machine']})"
         elif "before_cpu_s" in t:
-            text += f", {t['before_cpu_s'] / 60:.0f} min before this round"
+            text += f", {t['before_cpu_s'] / 60:.1f} min before this round"
             if t.get("before_wall_s") and not t.get("before_cpu_exact"):
                 text += (
                     f" (that run's CPU is Snakemake's sampled value, a lower bound; its summed job wall was "

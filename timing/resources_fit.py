@@ -106,9 +106,10 @@ def classify(rel: str, config: dict, scale: str):
         per_panel = job in panels and job not in {job_of_panel_id(pid) for pid in panels}
         entry["job_panels"] = 1 if per_panel else max(1, sum(job_of_panel_id(pid) == job for pid in panels))
         job = job_of_panel_id(job)
+        key = f"benchmark:{task}:{job}:{entry['job_panels']}"  # the entry differs by its panel count
         if job.startswith("plane__"):  # one distribution's synthetic (k, ε)-plane panels: no dataset, no card
-            return f"benchmark_job.{task}", None, f"benchmark:{task}", entry, False
-        return f"benchmark_job.{task}", job, f"benchmark:{task}", entry, True
+            return f"benchmark_job.{task}", None, key, entry, False
+        return f"benchmark_job.{task}", job, key, entry, True
     if head == "bshp":
         if parts[2] == "figure":
             return "render", None, None, None, False
