@@ -392,7 +392,20 @@ def test_targets_report_each_target_with_its_floor():
     mech = tg.mechanism_target(results)
     assert not mech["met"] and "own draws" not in mech["measured"] and "alone run at 0.50×" in mech["explanation"]
     sgd = tg.sgd_target(results)
-    assert sgd["met"] and "the mechanism adds 2.0×" in sgd["explanation"]
+    assert sgd["met"] and "the mechanism adds 2.0×" in sgd["explanation"] and "exceeds" not in sgd["explanation"]
+    # missed: what binds, from the same row (the non-private fit above 10×, or the mechanism's share)
+    fits = [
+        {"what": "small G", "after_over_floor": 11.4, "after_over_data_pass": 7.4, "nonprivate_over_floor": 8.9},
+        {"what": "large G", "after_over_floor": 25.8, "after_over_data_pass": 5.9, "nonprivate_over_floor": 24.3},
+    ]
+    missed = tg.sgd_target({"jobs": fits})
+    assert not missed["met"] and missed["measured"] == "11.4×; 25.8×"
+    assert (
+        "small G: 11.4× the floor; the same fits with no mechanism at all cost 8.9× it (the mechanism adds 2.5×), "
+        "so 10× would leave the mechanism 1.1× the floor of its own draws" in missed["explanation"]
+    )
+    assert "large G: 25.8× the floor" in missed["explanation"]
+    assert "(the mechanism adds 1.5×), so the pass over the data alone exceeds 10×" in missed["explanation"]
     assert [t["target"] for t in tg.targets(results, None, None)][-1] == "peak memory ≤ 8 GiB per job"
     rb = _load_benchmark_module("readme_block")
     text = rb.block({"mechanisms": []}, None, None, [mech, sgd])
