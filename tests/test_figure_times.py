@@ -397,15 +397,22 @@ def test_targets_report_each_target_with_its_floor():
     fits = [
         {"what": "small G", "after_over_floor": 11.4, "after_over_data_pass": 7.4, "nonprivate_over_floor": 8.9},
         {"what": "large G", "after_over_floor": 25.8, "after_over_data_pass": 5.9, "nonprivate_over_floor": 24.3},
+        {"what": "census", "after_over_floor": 12.1, "after_over_data_pass": 4.7, "nonprivate_over_floor": 9.4},
     ]
     missed = tg.sgd_target({"jobs": fits})
-    assert not missed["met"] and missed["measured"] == "11.4×; 25.8×"
+    assert not missed["met"] and missed["measured"] == "11.4×; 25.8×; 12.1×"
     assert (
         "small G: 11.4× the floor; the same fits with no mechanism at all cost 8.9× it (the mechanism adds 2.5×), "
-        "so 10× would leave the mechanism 1.1× the floor of its own draws" in missed["explanation"]
+        "so 10× would leave the mechanism 1.1× the floor of its own draws, for drawing them (1×)"
+        in missed["explanation"]
     )
     assert "large G: 25.8× the floor" in missed["explanation"]
     assert "(the mechanism adds 1.5×), so the pass over the data alone exceeds 10×" in missed["explanation"]
+    # 10× would leave the mechanism less than drawing its uniforms takes: out of reach
+    assert (
+        "cost 9.4× it (the mechanism adds 2.7×), so 10× would leave the mechanism 0.6× the floor of its own draws, "
+        "less than drawing them takes (1×): with this pass over the data, 10× is out of reach" in missed["explanation"]
+    )
     assert [t["target"] for t in tg.targets(results, None, None)][-1] == "peak memory ≤ 8 GiB per job"
     rb = _load_benchmark_module("readme_block")
     text = rb.block({"mechanisms": []}, None, None, [mech, sgd])

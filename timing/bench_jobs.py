@@ -140,7 +140,8 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
     before, the fits of each ε batched and reading X in place in their shuffled order; after, fit by
     fit, the fit's rows gathered once into its visiting order and read in sequence by every ε.
     Floors: the uniforms the fits draw (attribute index and report per training user and ε), one
-    read of the training rows in storage order per ε, and the gather alone."""
+    read of the training rows in storage order per ε, and the gather alone; beside them the same fits
+    with no mechanism (the non-private reference's steps)."""
     n, d, F = SIZES["census_n"][not quick], 28, SIZES["census_fits"][not quick]
     X = rng.uniform(-1.0, 1.0, (n, d))
     y = np.where(X @ rng.normal(0, 1, d) > 0, 1.0, -1.0)
@@ -166,8 +167,16 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
             for eps in eps_grid:
                 fit(Xf, y[o], [visit], eps)
 
+    def nonprivate():  # ``after``'s fits with no mechanism: the rows, the gradients and the steps alone
+        for o in orders:
+            Xf = take_rows(X, o, out=block)
+            for eps in eps_grid:
+                ldp_sgd_fits(Xf, y[o], [visit], "logistic", group_collector(), group_size(d, eps), 1e-4,
+                             "constant_inv_sqrt_T", 1.0, rng)  # fmt: skip
+
     reps = slow_repeats(repeats)
     b, a = measure(before, reps), measure(after, reps)
+    free = measure(nonprivate, reps)
     draws = sum(n_train * 2 * m.k for m in mechs.values())
     rng_floor = measure(lambda: rng.random(draws), repeats)
     theta = np.zeros(d)
@@ -176,6 +185,8 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
     gather = measure(lambda: take_rows(X, orders[0], out=block), repeats)
     what = f"ldpfl fig8 SGD job at census size (logistic, PM-SUB, {len(eps_grid)} ε, n = {n:,} × {d}), per fit"
     return _sgd_row(what, b, a, F, F, rng_floor, data_pass) | {
+        "nonprivate_cpu_s": free["cpu_s"] / F,
+        "nonprivate_over_floor": free["cpu_s"] / F / rng_floor["cpu_s"],
         "gather_cpu_s": gather["cpu_s"],
         "fits_batched": F,
         "floor_note": f"{draws:,} uniforms per fit (every ε); one gather of the fit's rows {_fmt_s(gather['cpu_s'])}",

@@ -76,12 +76,18 @@ def sgd_target(results: dict) -> dict:
                 else "(more than with the mechanism: the non-private steps average all d coordinates of every "
                 "gradient, a sampled mechanism reports k of them)"
             )
-            if r["after_over_floor"] > 10.0:
+            left = 10.0 - free
+            if r["after_over_floor"] > 10.0 and free > 10.0:
+                note += ", so the pass over the data alone exceeds 10×"
+            elif r["after_over_floor"] > 10.0 and left < 1.0:
                 note += (
-                    ", so the pass over the data alone exceeds 10×"
-                    if free > 10.0
-                    else f", so 10× would leave the mechanism {10.0 - free:.1f}× the floor of its own draws, "
-                    f"for drawing them and everything else it does (it takes {added:.1f}×)"
+                    f", so 10× would leave the mechanism {left:.1f}× the floor of its own draws, less than "
+                    "drawing them takes (1×): with this pass over the data, 10× is out of reach"
+                )
+            elif r["after_over_floor"] > 10.0:
+                note += (
+                    f", so 10× would leave the mechanism {left:.1f}× the floor of its own draws, for drawing "
+                    f"them (1×) and everything else it does (it takes {added:.1f}×)"
                 )
         note += f"; {r['after_over_data_pass']:.1f}× one sequential read of the training rows"
         notes.append(note)
