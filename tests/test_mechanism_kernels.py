@@ -177,3 +177,41 @@ def test_fused_duchi_multidim_refuses_bad_input(monkeypatch):
     monkeypatch.setenv("LDPREPRO_JIT", "1")
     with pytest.raises(ValueError, match="must lie in"):
         mech.group_means(x, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("d,k", [(2, 1), (3, 2), (100, 3), (100, 99), (28, 5), (7, 6)])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_compiled_attribute_subsets_equal_numpys_draws(d, k, seed, monkeypatch):
+    """LDP-SGD's sampled attributes (Floyd, ``sample_attributes``): the compiled loop gives the numpy
+    loop's subsets and leaves the generator where it does, so every later draw is unchanged. n = 4099
+    users, odd, so the PCG64 32-bit buffer is left half-used; on d = 3 (j ≤ 2) Lemire's rejection
+    occurs, rarely, and must be repeated exactly."""
+    from ldprepro.domain.mechanisms import get_multidim
+
+    mech = get_multidim("pm", 1.0, d, k=k) if k > 1 else get_multidim("pm", 1.0, d)
+    out = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("LDPREPRO_JIT", flag)
+        rng = np.random.default_rng(seed)
+        cols = mech.sample_attributes(4099, rng)
+        out.append((cols, rng.bit_generator.state, rng.random(3)))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    assert out[0][1] == out[1][1] and (out[0][2] == out[1][2]).all()
+    cols = out[1][0]
+    assert cols.shape == (4099, mech.k) and cols.min() >= 0 and cols.max() < d
+    assert all(len(set(row)) == mech.k for row in cols.tolist())  # distinct attributes per user
+
+
+def test_compiled_bounded_integers_repeat_numpys_rejections():
+    """``_jit._bounded`` against ``Generator.integers(0, top + 1)`` value by value, on ranges whose
+    Lemire rejection threshold is large (top near 2³¹: about half of the draws are rejected) and
+    small; the generator's state agrees after each."""
+    from ldprepro.domain.mechanisms import _jit
+
+    for top in (1, 2, 6, 99, 2**31, 2**31 + 12345, 2**32 - 3):
+        a, b = np.random.default_rng(top % 97), np.random.default_rng(top % 97)
+        want = a.integers(0, top + 1, size=257)
+        cols = np.empty((257, 1), dtype=np.int64)
+        got = _jit.floyd_subsets(b, top + 1, cols)[:, 0]  # k = 1: j = top, no repeats possible
+        np.testing.assert_array_equal(got, want)
+        assert a.bit_generator.state == b.bit_generator.state, top

@@ -169,6 +169,8 @@ def steps(
     counts = np.zeros(branches, dtype=np.int64)
     acc = np.zeros(d)
     coef = np.zeros(S)
+    touched = np.empty(S * k, dtype=np.int64)  # the coordinates reported in a step (sampled)
+    seen = np.zeros(d, dtype=np.bool_)
     with_noise = noise.shape[0] > 0
     pos = 0
     for tt in range(n_steps):
@@ -183,7 +185,9 @@ def steps(
             eta = _eta(eta_1, n_iter, f, t, inv_sqrt_t)
             th = theta[f]
             _coefs(X, y, idx, th, f, base, S, F, model, coef)
-            acc[:] = 0.0
+            if not sampled:  # sampled: acc is zero here (only the reported coordinates are reset)
+                acc[:] = 0.0
+            n_touched = 0
             for s in range(S):
                 r = idx[f, base + s]
                 cs = coef[s]
@@ -230,14 +234,24 @@ def steps(
                             lo = edges[b]
                             out = _sample_one(kinds[b], params[b], g, ui, lo, edges[b + 1] - lo)
                     acc[c] += out
+                    touched[n_touched] = c
+                    n_touched += 1
                     i += 1
+            if sampled:  # a coordinate nobody reported has acc 0: θ − η·0 is θ, bit for bit
+                for w in range(n_touched):
+                    c = touched[w]
+                    if not seen[c]:
+                        seen[c] = True
+                        th[c] = th[c] - eta * (acc[c] * scale)
+                for w in range(n_touched):
+                    c = touched[w]
+                    acc[c] = 0.0
+                    seen[c] = False
+                continue
             for c in range(d):
-                if sampled:
-                    step = acc[c] * scale
-                else:
-                    step = acc[c] / S
-                    if with_noise:
-                        step = step + noise[tt, f, c]
+                step = acc[c] / S
+                if with_noise:
+                    step = step + noise[tt, f, c]
                 th[c] = th[c] - eta * step
     return pos
 

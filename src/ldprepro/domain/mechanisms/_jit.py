@@ -16,6 +16,7 @@ import math
 
 import numba
 import numpy as np
+from numba.np.random.generator_core import next_uint32
 
 #: error_model "numpy": a float division by zero gives inf instead of a checked branch (which
 #: would stop the loops from vectorising); no division here can have a zero divisor.
@@ -446,3 +447,41 @@ def duchi_md_mean_from_signs(v, u_pos, u_s, p_pos, b, out):
             total[c] += sign * s[c]
     for c in range(d):
         out[c] = b * total[c] / n
+
+
+@inline
+def _bounded(bit_generator, top):
+    """An integer uniform on {0, …, top} (0 ≤ top < 2³² − 1), drawn as ``Generator.integers(0, top + 1)``
+    draws each of its values: no draw for top = 0, else Lemire's multiply-and-reject on the bit
+    generator's 32-bit outputs (numpy's ``buffered_bounded_lemire_uint32``)."""
+    if top == 0:
+        return 0
+    excl = np.uint64(top) + np.uint64(1)
+    m = np.uint64(next_uint32(bit_generator)) * excl
+    low = m & np.uint64(0xFFFFFFFF)
+    if low < excl:
+        threshold = (np.uint64(0xFFFFFFFF) - np.uint64(top)) % excl
+        while low < threshold:
+            m = np.uint64(next_uint32(bit_generator)) * excl
+            low = m & np.uint64(0xFFFFFFFF)
+    return np.int64(m >> np.uint64(32))
+
+
+@jit
+def floyd_subsets(rng, d, cols):
+    """Each row of ``cols`` (n × k) a uniform k-subset of {0, …, d − 1} by Floyd's algorithm, with the
+    draws of ``MultiDimMechanism.sample_attributes``' numpy loop in its order: for i = 0 … k − 1
+    (j = d − k + i) every user's t uniform on {0, …, j}, user after user, then j in place of a t the
+    user already took. Same values and generator state (tests/test_mechanism_kernels.py)."""
+    bit_generator = rng.bit_generator
+    n, k = cols.shape
+    for i in range(k):
+        j = d - k + i
+        for s in range(n):
+            t = _bounded(bit_generator, j)
+            for q in range(i):
+                if cols[s, q] == t:
+                    t = j
+                    break
+            cols[s, i] = t
+    return cols
