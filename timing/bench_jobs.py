@@ -58,6 +58,10 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
     # group rules); the fits below read those blocks, and the gather is timed on its own
     blocks = [(take_rows(X, o), y[o]) for o in orders]
     gather = measure(lambda: take_rows(X, orders[0], out=blocks[0][0].copy()), repeats)
+    # a job checks its data finite once, for all its fits and settings (sgd_figures), and tells each
+    # fit so (``finite``): the check is timed on its own, the fits below are run as the job runs them
+    finite = bool(np.isfinite(X).all() and np.isfinite(y).all())
+    check = measure(lambda: bool(np.isfinite(X).all() and np.isfinite(y).all()), repeats)
     for eps in (0.5, 8.0):
         mech = get_multidim("pm", eps, X.shape[1])
         G = group_size(X.shape[1], eps)
@@ -70,10 +74,12 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
 
         def after():  # as a job runs them: fit by fit, on the fit's rows gathered once in visiting order
             for Xf, yf in blocks:
-                ldp_sgd_fits(Xf, yf, [visit], "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
+                ldp_sgd_fits(Xf, yf, [visit], "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng,
+                             finite=finite)  # fmt: skip
 
         def in_place():  # the earlier job path: all fits batched, rows read in place in shuffled order
-            ldp_sgd_fits(X, y, orders, "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
+            ldp_sgd_fits(X, y, orders, "svm", group_collector(mech), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng,
+                         finite=finite)  # fmt: skip
 
         theta = np.zeros(X.shape[1])
         b, a = measure(before, slow_repeats(repeats)), measure(after, slow_repeats(repeats))
@@ -87,7 +93,9 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
         # costs before any perturbation, i.e. reading the rows in the fit's order and the gradients
         nonprivate = measure(  # as ``after``: the fits on the gathered rows
             lambda: [
-                ldp_sgd_fits(Xf, yf, [visit], "svm", group_collector(), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng)
+                ldp_sgd_fits(
+                    Xf, yf, [visit], "svm", group_collector(), G, 1e-4, "constant_inv_sqrt_T", 1.0, rng, finite=finite
+                )  # fmt: skip
                 for Xf, yf in blocks
             ],
             slow_repeats(repeats),
@@ -102,6 +110,7 @@ def bench_jobs(quick: bool, repeats: int, rng) -> list[dict]:
                 "numpy_steps_cpu_s": numpy_steps["cpu_s"] / F,
                 "in_place_batched_cpu_s": batched["cpu_s"] / F,
                 "gather_cpu_s": gather["cpu_s"],
+                "finite_check_cpu_s": check["cpu_s"],
                 "nonprivate_cpu_s": nonprivate["cpu_s"] / F,
                 "nonprivate_over_floor": nonprivate["cpu_s"] / F / rng_floor["cpu_s"],
                 "fits_batched": F,
@@ -148,11 +157,13 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
     n_train = n * 9 // 10
     orders = [rng_for(0, ("census", f)).permutation(n)[:n_train].astype(np.int32) for f in range(F)]
     eps_grid = (0.5, 1.0, 2.0, 4.0, 8.0)
+    finite = bool(np.isfinite(X).all() and np.isfinite(y).all())  # once per job, as sgd_figures (timed below)
     mechs = {eps: get_multidim("pm_sub", eps, d) for eps in eps_grid}
 
     def fit(Xs, ys, o, eps):
         collect = group_collector(mechs[eps])
-        return ldp_sgd_fits(Xs, ys, o, "logistic", collect, group_size(d, eps), 1e-4, "constant_inv_sqrt_T", 1.0, rng)
+        return ldp_sgd_fits(Xs, ys, o, "logistic", collect, group_size(d, eps), 1e-4, "constant_inv_sqrt_T", 1.0, rng,
+                            finite=finite)  # fmt: skip
 
     def before():
         for eps in eps_grid:
@@ -172,7 +183,7 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
             Xf = take_rows(X, o, out=block)
             for eps in eps_grid:
                 ldp_sgd_fits(Xf, y[o], [visit], "logistic", group_collector(), group_size(d, eps), 1e-4,
-                             "constant_inv_sqrt_T", 1.0, rng)  # fmt: skip
+                             "constant_inv_sqrt_T", 1.0, rng, finite=finite)  # fmt: skip
 
     reps = slow_repeats(repeats)
     b, a = measure(before, reps), measure(after, reps)
@@ -183,11 +194,13 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
     rows_in_order = X[:n_train]
     data_pass = measure(lambda: [rows_in_order @ theta for _ in eps_grid], repeats)
     gather = measure(lambda: take_rows(X, orders[0], out=block), repeats)
+    check = measure(lambda: bool(np.isfinite(X).all() and np.isfinite(y).all()), repeats)
     what = f"ldpfl fig8 SGD job at census size (logistic, PM-SUB, {len(eps_grid)} ε, n = {n:,} × {d}), per fit"
     return _sgd_row(what, b, a, F, F, rng_floor, data_pass) | {
         "nonprivate_cpu_s": free["cpu_s"] / F,
         "nonprivate_over_floor": free["cpu_s"] / F / rng_floor["cpu_s"],
         "gather_cpu_s": gather["cpu_s"],
+        "finite_check_cpu_s": check["cpu_s"],
         "fits_batched": F,
         "floor_note": f"{draws:,} uniforms per fit (every ε); one gather of the fit's rows {_fmt_s(gather['cpu_s'])}",
     }

@@ -103,6 +103,11 @@ def to_markdown(res: dict) -> str:
                 extra += (
                     f"; gathering the fit's rows (once per fit for all the job's settings) {_fmt_s(r['gather_cpu_s'])}"
                 )
+            if "finite_check_cpu_s" in r:
+                extra += (
+                    f"; checking the data finite (once per job for all its fits and settings, not in the per-fit "
+                    f"times) {_fmt_s(r['finite_check_cpu_s'])}"
+                )
             if "in_place_batched_cpu_s" in r:
                 extra += f"; the earlier path (fits batched, rows read in place) {_fmt_s(r['in_place_batched_cpu_s'])}"
             ratio = "" if floor is None else f"{r['after_over_floor']:.1f}"
