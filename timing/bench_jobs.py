@@ -172,17 +172,17 @@ def bench_census_job(quick: bool, repeats: int, rng) -> dict:
     block = np.empty((n_train, d))
     visit = np.arange(n_train, dtype=np.int32)
 
-    def after():
+    def after():  # the fit's rows and labels gathered once, as a job does, then every ε on them
         for o in orders:
-            Xf = take_rows(X, o, out=block)
+            Xf, yf = take_rows(X, o, out=block), y[o]
             for eps in eps_grid:
-                fit(Xf, y[o], [visit], eps)
+                fit(Xf, yf, [visit], eps)
 
     def nonprivate():  # ``after``'s fits with no mechanism: the rows, the gradients and the steps alone
         for o in orders:
-            Xf = take_rows(X, o, out=block)
+            Xf, yf = take_rows(X, o, out=block), y[o]
             for eps in eps_grid:
-                ldp_sgd_fits(Xf, y[o], [visit], "logistic", group_collector(), group_size(d, eps), 1e-4,
+                ldp_sgd_fits(Xf, yf, [visit], "logistic", group_collector(), group_size(d, eps), 1e-4,
                              "constant_inv_sqrt_T", 1.0, rng, finite=finite)  # fmt: skip
 
     reps = slow_repeats(repeats)
