@@ -85,6 +85,18 @@ def pin_allocator() -> bool:
         return False
 
 
+def write_record(out_dir: Path, stem: str, record, markdown: str) -> None:
+    """A timing script's record: ``record`` as ``<stem>.json`` and its rendering ``markdown`` as
+    ``<stem>.md`` in ``out_dir`` (created if missing), each written whole (temp file, then rename)."""
+    import json
+
+    from ldprepro.pipeline.io import atomic_write_text
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out_dir / f"{stem}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(out_dir / f"{stem}.md", markdown)
+
+
 def rows_script(argv, description: str, stem: str, rows, render, out_dir: Path, pin: bool = False) -> int:
     """The command line of a timing script that measures a table of rows (``ss_samplers.py``,
     ``binary_sums.py``): ``--out-dir`` (default ``out_dir``) and ``--repeats`` (default 5); the
@@ -92,12 +104,9 @@ def rows_script(argv, description: str, stem: str, rows, render, out_dir: Path, 
     ``render(record)`` to ``<stem>.md``, each written whole (temp file, then rename). ``pin``: run on
     a pinned heap (:func:`pin_allocator`)."""
     import argparse
-    import json
     from datetime import UTC, datetime
 
     from machine import describe
-
-    from ldprepro.pipeline.io import atomic_write_text
 
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out-dir", type=Path, default=out_dir)
@@ -111,7 +120,5 @@ def rows_script(argv, description: str, stem: str, rows, render, out_dir: Path, 
         "repeats": args.repeats,
         "rows": rows(args.repeats),
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out_dir / f"{stem}.json", json.dumps(record, indent=1) + "\n")
-    atomic_write_text(args.out_dir / f"{stem}.md", render(record))
+    write_record(args.out_dir, stem, record, render(record))
     return 0

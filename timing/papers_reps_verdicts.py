@@ -21,13 +21,11 @@ error naming the figure, since then the runs are not the same pipeline. Writes
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
 import pandas as pd
-
-from ldprepro.pipeline.io import atomic_write_text
+from bench_common import write_record  # beside this module (timing/)
 
 HERE = Path(__file__).resolve().parent
 #: the columns of a claims table this comparison reads (ldprepro.claims.tables.write_claims)
@@ -176,12 +174,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out-dir", default=HERE, type=Path)
     args = ap.parse_args(argv)
     report = {**compare(read_claims(args.default), read_claims(args.papers)), "note": args.note}
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in (
-        ("papers_reps_verdicts.json", json.dumps(report, indent=1, ensure_ascii=False)),
-        ("papers_reps_verdicts.md", markdown(report)),
-    ):
-        atomic_write_text(args.out_dir / name, text)
+    write_record(args.out_dir, "papers_reps_verdicts", report, markdown(report))
     print(markdown(report))
 
 

@@ -19,10 +19,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import write_record  # noqa: E402
 from ipums_render import one_complete_run  # noqa: E402  (the one test of a complete run, beside this script)
 from papers_reps_verdicts import target_sentence as papers_reps_verdicts_sentence  # noqa: E402
-
-from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 GIB_MB = 1024.0  # MB per GiB (the benchmark files give MB of 2^20 bytes)
@@ -489,12 +488,7 @@ def main(argv=None) -> None:
         _load(args.papers_reps_run),
         _load(args.papers_reps_verdicts),
     )
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in (
-        ("targets.json", json.dumps(rows, indent=1, ensure_ascii=False)),
-        ("targets.md", markdown(rows)),
-    ):
-        atomic_write_text(args.out_dir / name, text)
+    write_record(args.out_dir, "targets", rows, markdown(rows))
     print(markdown(rows))
 
 
