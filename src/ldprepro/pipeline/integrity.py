@@ -13,7 +13,10 @@ under ``data/processed``, ``results`` or ``figures`` that is
   PNG without its signature or ``IEND`` end, an SVG without ``</svg>``, a JSON file that does not
   parse)
 
-is removed, with a line saying which file and why. Snakemake then sees it missing and rebuilds it,
+is removed, with a line saying which file and why. A download job's record under ``data/verified``
+whose raw file is gone or has another size is removed too (the raw files are not Snakemake outputs,
+so that no rerun deletes them; their record stands in for them in the job graph): the run fetches
+the file again. Snakemake then sees it missing and rebuilds it,
 and by modification time everything downstream of it; nothing reads it meanwhile. Snakemake's own
 mechanisms cannot do this: ``ensure(non_empty=True)`` is checked only after a job ran, and an
 existing output is never re-checked against what its job wrote.
@@ -30,7 +33,9 @@ import sys
 from pathlib import Path
 
 #: the folders of outputs checked at the start of a run (relative to the working directory)
-OUTPUT_ROOTS = ("data/processed", "results", "figures")
+OUTPUT_ROOTS = ("data/verified", "data/processed", "results", "figures")
+#: the download jobs' records of the raw files they verified (ldprepro.data.obtain.write_verified)
+VERIFIED_ROOT = "data/verified"
 #: kinds of output checked without a sidecar (by their own structure)
 CHECKED_SUFFIXES = (".parquet", ".png", ".svg", ".json", ".rst", ".html", ".md")
 CHUNK = 1 << 20
@@ -100,10 +105,26 @@ def _structure(path: Path) -> str | None:
     return None
 
 
+def _raw_gone(record: Path) -> str | None:
+    """Why the raw file a download job's record names can no longer stand behind it, None when it
+    is there with the recorded size (its bytes are verified again before they are read)."""
+    body = json.loads(record.read_text(encoding="utf-8"))
+    if not isinstance(body, dict) or not isinstance(body.get("file"), str) or not isinstance(body.get("size"), int):
+        return "is not a download job's record (no 'file' and 'size')"
+    raw = Path(body["file"])
+    if not raw.exists():
+        return f"records {raw}, which is gone"
+    if raw.stat().st_size != body["size"]:
+        return f"records {raw} at {body['size']} bytes; it now has {raw.stat().st_size}"
+    return None
+
+
 def damage(path: str | os.PathLike) -> str | None:
     """Why the existing output ``path`` must not be used, None when it is intact."""
     path = Path(path)
     try:
+        if path.is_relative_to(VERIFIED_ROOT) and path.suffix == ".json" and not _structure(path):
+            return _raw_gone(path)
         if path.stat().st_size == 0:
             return "is empty (0 bytes)"
         want = recorded(path)
