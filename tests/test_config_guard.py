@@ -3,6 +3,7 @@ text that would end the <script> block of Snakemake's HTML report."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -43,3 +44,50 @@ def test_text_that_would_end_the_reports_script_block_is_refused_naming_the_key(
     with pytest.raises(ConfigError, match=r"config key experiments\.x1\.claims\[1\]\.claim: .*<script>"):
         check_config(config)
     check_config({"experiments": {"x1": {"claims": [{"claim": "PM < Laplace <script> at ε > 1"}]}}})
+
+
+# ------------------------------------------------------------------ claims outside their figure's scope
+
+EXPERIMENT = {
+    "kind": "mean",
+    "title": "t",
+    "panels": [{"dataset": "synth_uniform"}],
+    "mechanisms": ["laplace", "pm"],
+    "eps": [0.5, 2],
+    "reps": 20,
+    "metric": "sq_error",
+}
+
+
+def _claim(**kw) -> dict:
+    return {"claim": "PM beats the rest", "scope": "every ε", "test": "outperform", "mechanism": "pm", **kw}
+
+
+@pytest.mark.parametrize(
+    "decl,named",
+    [
+        (_claim(against=["duchi"]), "against 'duchi'"),
+        (_claim(mechanism="hm_tp", against=["laplace"]), "mechanism 'hm_tp'"),
+        ({**_claim(against=["laplace"]), "for_each": {"mechanism": ["pm", "sw"]}}, "mechanism 'sw'"),
+        (_claim(against=["laplace"], eps={"min": 4}), "eps {'min': 4} selects none of the figure's ε (0.5, 2)"),
+    ],
+)
+def test_a_claim_about_what_its_figure_does_not_run_is_refused_naming_it(decl, named):
+    from ldprepro.claims.declarations import DeclarationError, check_in_scope, validate
+
+    decls = validate([decl], "config.yaml experiments.x1.claims", import_functions=False)
+    with pytest.raises(DeclarationError, match=re.escape(named)) as err:
+        check_in_scope(decls, EXPERIMENT, "config.yaml experiments.x1.claims")
+    assert "config.yaml experiments.x1.claims[" in str(err.value)
+    ok = validate([_claim(against=["laplace"], eps={"min": 2})], "x", import_functions=False)
+    check_in_scope(ok, EXPERIMENT, "x")  # in scope: nothing raised
+    check_in_scope([{**decl, "if_present": ["duchi"]}], EXPERIMENT, "x")  # declared as maybe absent
+
+
+def test_the_workflow_refuses_it_at_load(tmp_path):
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg["experiments"] = {"x1": {**EXPERIMENT, "claims": [_claim(against=["duchi"])]}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    proc = subprocess.run(snakemake_cmd("-n", workdir=tmp_path), capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "config.yaml experiments.x1.claims[0]" in out and "'duchi'" in out, out[-3000:]

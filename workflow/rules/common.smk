@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+from ldprepro.claims.declarations import check_in_scope as claims_in_scope
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline import resources as job_resources
