@@ -178,3 +178,44 @@ def test_beyond_double_precision_the_reason_says_so():
     integrate the pdf and says why, instead of a bare mass error."""
     check = verify_law(get_mechanism("pm", 100.0), "pm")
     assert not check.ok and "narrower than double precision resolves at this ε" in check.reason
+
+
+@pytest.fixture
+def staircase():
+    names = load_plugins([str(PLUGINS / "staircase.py")])
+    yield names[0]
+    for n in names:
+        unregister_mechanism(n)
+    reg._VERIFIED.clear()
+
+
+def test_the_staircase_mechanism_passes_both_checks_without_declaring_its_pieces(staircase):
+    """Issue 54 item 6, as reported: Geng & Viswanath's staircase (exact step density, infinitely
+    many steps, no density_pieces) failed check_mechanism at ε = 4 ('pmf + ∫pdf = 0.99982953') and
+    the pipeline's law check at ε = 8 (1.0001467), the two disagreeing. One computation now, exact
+    for steps: both pass at every ε, and its total probability is 1 to 1e-9."""
+    from ldprepro.domain.mechanisms.law_check import total_mass
+    from ldprepro.mechanisms import check_mechanism
+
+    report = check_mechanism(staircase, eps_grid=(0.5, 1.0, 4.0, 8.0), n=50_000)
+    assert not report.failures, report.failures
+    for eps in (0.5, 4.0, 8.0, 20.0):
+        mech = get_mechanism(staircase, eps)
+        assert verify_law(mech).ok, verify_law(mech).reason
+        for x in (-1.0, 0.0, 0.3, 1.0):
+            assert sum(total_mass(mech, x)) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_law_off_in_mass_names_the_declared_quantity_and_by_how_much(staircase):
+    from ldprepro.mechanisms import check_mechanism
+
+    cls = type(get_mechanism(staircase, 1.0))
+
+    class Heavier(cls):  # the same steps, 0.1 % too high
+        def pdf(self, y, x):
+            return 1.001 * super().pdf(y, x)
+
+    report = check_mechanism(Heavier, eps_grid=(4.0,), n=20_000)
+    msg = "; ".join(report.failures)
+    assert "the pdf integrates to 1.001" in msg and "off by +0.001" in msg, msg
+    assert "declared law verified" in msg  # the same finding in both checks
