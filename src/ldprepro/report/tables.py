@@ -52,6 +52,15 @@ def claims_html(paths) -> str:
     return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
 
 
+#: what an audit verdict rests on (issue 54 item 5; docs/audit.md "What the audit proves")
+AUDIT_SCOPE = (
+    "The exact loss is that of the law each mechanism declares (its pmf/pdf). Its sampler is checked "
+    "against that law with a finite number of draws (column 'proves'), so a sampler that deviates from "
+    "its declared law only on outputs rarer than about one in that many draws cannot be excluded: "
+    "'holds' means the declared law meets the claimed ε and no deviation of the sampler was seen."
+)
+
+
 def audit_html(audit: pd.DataFrame) -> str:
     cols = [
         "family",
@@ -63,13 +72,15 @@ def audit_html(audit: pd.DataFrame) -> str:
         "fpr",
         "trials",
         "verdict",
+        "proves",
         "presented_as_ldp",
         "claim_source",
         "notes",
     ]
     return _page(
         "Privacy audit: claimed vs exact vs empirical ε",
-        audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"),
+        f"<p>{html_text(AUDIT_SCOPE)}</p>"
+        + audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"),
     )
 
 
