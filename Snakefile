@@ -89,4 +89,4 @@ onsuccess:
 
 
 onerror:
-    print("\n".join(error_lines(UNAVAILABLE_ALL)))
+    print("\n".join(error_lines(UNAVAILABLE_ALL, log)))

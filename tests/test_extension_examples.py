@@ -149,6 +149,8 @@ def test_injected_text_stays_text_in_every_output(built, tmp_path):
     svg = (built / "figures/experiments/x1.svg").read_text(encoding="utf-8")
     assert "<script" not in svg and "<!-- Title " in svg and "&lt;script&gt;document" in svg  # as written
     assert "$\\frac{$" in svg  # unbalanced mathtext drawn as text (it used to stop the render)
+    # no ylabel declared: the metric in words, not its key (issue 54, low)
+    assert "<!-- mean squared error of the mean estimate -->" in svg and "<!-- sq_error -->" not in svg
 
     claims = report.claims_table([built / "results/experiments/x1/claims.parquet"])
     page = verdicts_markdown(claims, "smoke", 1) + report.glance_markdown(

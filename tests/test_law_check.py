@@ -219,3 +219,27 @@ def test_a_law_off_in_mass_names_the_declared_quantity_and_by_how_much(staircase
     msg = "; ".join(report.failures)
     assert "the pdf integrates to 1.001" in msg and "off by +0.001" in msg, msg
     assert "declared law verified" in msg  # the same finding in both checks
+
+
+def test_a_plugin_that_changes_numpys_global_state_changes_no_result():
+    """Issue 54, untried probe: a plugin that seeds numpy's global generator and makes every
+    floating-point warning an error (np.seterr(all='raise')) at import. Results draw from their own
+    keyed Generators, so the draws are the same; the built-in laws verify and the mean jobs' rows are
+    computed under 'raise' as well (no operation of theirs warns)."""
+    from ldprepro.experiments.mean import mean_error_rows
+
+    def draws():
+        return {n: get_mechanism(n, 1.0).perturb(np.linspace(-1, 1, 1000), np.random.default_rng(5)) for n in BUILTIN}
+
+    before = draws()
+    saved = np.geterr()
+    try:
+        np.random.seed(123)
+        np.seterr(all="raise")
+        after = draws()
+        for name in BUILTIN:
+            assert verify_law(get_mechanism(name, 1.0)).ok, name
+            assert len(mean_error_rows(np.linspace(-1, 1, 100), name, [0.5, 4.0], 3, 1, {"f": 1}, {"f": 1})) > 0
+    finally:
+        np.seterr(**saved)
+    assert all(np.array_equal(before[n], after[n]) for n in BUILTIN)

@@ -109,3 +109,25 @@ def test_rst_text_at_the_start_of_a_list_item_stays_text(text):
     body = publish_parts(f"- {rst_text(text)}\n", writer="html")["body"]
     item = re.search(r"<li>(.*)</li>", body, re.S).group(1)
     assert item == html_text(" ".join(text.split())).replace("&#x27;", "'").replace("&quot;", '"')
+
+
+def test_a_full_disk_during_a_render_leaves_no_file_behind(tmp_path, monkeypatch):
+    """Issue 54, untried probe: the disk fills while a figure is written. The error (ENOSPC) stops the
+    job; neither a cut PNG nor a temporary is left (the next run draws it again)."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    from ldprepro.report.plotting import plt, save_figure
+
+    def full(self, fname, *args, **kwargs):
+        with open(fname, "wb") as fh:
+            fh.write(b"\x89PNG\r\n\x1a\n half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    monkeypatch.setattr(Figure, "savefig", full)
+    with pytest.raises(OSError, match="No space left"):
+        save_figure(fig, tmp_path / "f.png", tmp_path / "f.svg")
+    assert list(tmp_path.iterdir()) == []

@@ -29,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -36,6 +38,10 @@ from pathlib import Path
 OUTPUT_ROOTS = ("data/verified", "data/processed", "results", "figures")
 #: the download jobs' records of the raw files they verified (ldprepro.data.obtain.write_verified)
 VERIFIED_ROOT = "data/verified"
+#: the raw files' folder: only its killed downloads' temporaries are removed here
+RAW_ROOT = "data/raw"
+#: ``.<name>.<8 random characters><suffix>`` (tempfile.mkstemp in ``atomic_path``) or ``.<name>.fetching``
+_TEMPORARY = re.compile(r"^\..+\.([a-z0-9_]{8}[^/]*|fetching)$")
 #: kinds of output checked without a sidecar (by their own structure)
 CHECKED_SUFFIXES = (".parquet", ".png", ".svg", ".json", ".rst", ".html", ".md")
 CHUNK = 1 << 20
@@ -168,9 +174,35 @@ def repair(roots=OUTPUT_ROOTS, log=_stderr, locks: str | os.PathLike = ".snakema
             path.unlink(missing_ok=True)
             sidecar(path).unlink(missing_ok=True)
             removed.append((str(path), reason))
-            log(f"ldprepro: {path} {reason}; removed, so this run rebuilds it and what depends on it.")
+            log(
+                f"ldprepro: {path} {reason}; removed. A run whose targets need it rebuilds it and what depends "
+                f"on it (the plain `snakemake` always does)."
+            )
     for root in map(Path, roots):
         for orphan in root.rglob(".*.sha256") if root.is_dir() else []:
             if not orphan.with_name(orphan.name[1 : -len(".sha256")]).exists():
                 orphan.unlink(missing_ok=True)
+    for stale in temporaries((*roots, RAW_ROOT)):
+        stale.unlink(missing_ok=True) if stale.is_file() else shutil.rmtree(stale, ignore_errors=True)
+        log(f"ldprepro: {stale} is a temporary file a killed job left behind; removed.")
     return removed
+
+
+def temporaries(roots) -> list[Path]:
+    """The hidden temporaries a killed job leaves under ``roots`` (issue 54: a 65 KB
+    ``figures/benchmark/.mean_winners.png.<random>.png`` stayed forever): ``atomic_path``'s
+    ``.<name>.<random><suffix>`` beside the file it was to become, a download's ``.<name>.fetching``
+    and a Socrata or IPUMS download's ``.pages.*``/``.download.*`` folders. Sidecars
+    (``.<name>.sha256``) are not temporaries. Only called while no run holds the lock."""
+    found = []
+    for root in map(Path, roots):
+        if not root.is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            here = Path(folder)
+            found += [here / d for d in dirs if d.startswith((".pages.", ".download."))]
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                if name.startswith(".") and not name.endswith(".sha256") and _TEMPORARY.match(name):
+                    found.append(here / name)
+    return sorted(found)
