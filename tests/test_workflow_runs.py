@@ -128,6 +128,11 @@ def test_a_built_project_copied_elsewhere_is_up_to_date(two_runs, tmp_path_facto
     moved = tmp_path_factory.getbasetemp() / "run_a_copied"  # beside the original: the same depth
     shutil.copytree(two_runs[0], moved, symlinks=True)  # copy2: modification times kept
     assert dry_run_jobs(moved) == {}
+    # and no job's input is an absolute path into the checkout (moved with it, it would change)
+    proc = snakemake(moved, "-n", "--forceall", "--", *TARGETS)
+    inputs = [line for line in proc.stdout.splitlines() if line.strip().startswith("input:")]
+    files = [f for line in inputs for f in line.split("input:")[1].replace(",", " ").split()]
+    assert files and not [f for f in files if f.startswith(str(REPO))], files
 
 
 @pytest.mark.slow
