@@ -13,9 +13,11 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
+from ldprepro.pipeline.config_guard import check_config
 from ldprepro.pipeline.float_kernels import pin_float_kernels
 from ldprepro.pipeline.integrity import repair
 from ldprepro.pipeline.parse import command_line_booleans, complete_targets
+from ldprepro.report.markup import rst_text
 
 min_version("9.0")
 
@@ -27,6 +29,9 @@ pin_float_kernels()
 configfile: "config.yaml"
 
 
+# Bounded before anything reads it (YAML aliases expanded: at most MAX_VALUES values), and no text
+# that would end the <script> block of the HTML report (ldprepro.pipeline.config_guard).
+check_config(config)
 # `--config refresh_availability=true` gives the string 'true': read it as the boolean it means.
 command_line_booleans(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 validate(config, "workflow/schemas/config.schema.yaml")
@@ -53,12 +58,13 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/calibration.smk"
 
 
-# Read by the report's description (workflow/report/workflow.rst) under `snakemake --report`.
+# Read by the report's description (workflow/report/workflow.rst) under `snakemake --report`; its
+# texts escaped for reST there (a reason may quote a configured path or name: data, never markup).
 if REPORTING:
     config["report_status"] = {
-        "missing": sorted(REPORT_MISSING),
+        "missing": [rst_text(p) for p in sorted(REPORT_MISSING)],
         "figures": FIGURE_REGISTRY,
-        "unavailable": dict(sorted(UNAVAILABLE_ALL.items())),
+        "unavailable": {rst_text(k): rst_text(v) for k, v in sorted(UNAVAILABLE_ALL.items())},
     }
 
 
@@ -83,4 +89,4 @@ onsuccess:
 
 
 onerror:
-    print("\n".join(error_lines(UNAVAILABLE_ALL)))
+    print("\n".join(error_lines(UNAVAILABLE_ALL, log)))

@@ -220,3 +220,28 @@ def test_a_local_hashing_oracle_leaking_twice_its_eps_is_caught():
     assert s.exact_loss == pytest.approx(2 * eps)
     row = audit_rows([s], 200_000, 20_000, 0.9999, 17, {"t": "leaky_lh"})[0]
     assert row["verdict"] == "violated" and row["eps_empirical"] > eps
+
+
+def test_a_sampler_that_leaks_rarely_is_audited_on_its_declared_law_and_the_row_says_so():
+    """Issue 54 item 5: a Laplace sampler that returns its input unchanged with probability 10⁻⁶,
+    declaring Laplace's law, has an infinite pure-ε loss; the audit computes the loss of the declared
+    law (= ε) and its sampler checks cannot see a deviation that rare, so the verdict is "holds". This
+    test keeps that limit visible: the row states it, with the numbers the checks used."""
+    from ldprepro.domain.mechanisms.law_check import N_SAMPLES
+
+    base = get_mechanism("laplace", 1.0)
+
+    class RarelyRaw(type(base)):
+        def _perturb_block(self, x, rng):
+            y = super()._perturb_block(x, rng)
+            return np.where(rng.random(x.shape) < 1e-6, x, y)  # the raw input, with probability 1e-6
+
+    leaky = RarelyRaw(1.0)
+    assert (leaky.perturb(np.full(4_000_000, 0.5), np.random.default_rng(0)) == 0.5).sum() > 0  # it leaks
+    (row,) = audit_rows([numeric_subject(leaky, "rarely_raw", "numeric", "test")], 20_000, 5_000, 0.9999, 7, {"t": 1})
+    assert row["verdict"] == "holds" and row["exact_loss"] == pytest.approx(1.0, rel=1e-6)
+    assert "exact loss of the declared law" in row["proves"]
+    assert (
+        f"{N_SAMPLES:,} draws per input" in row["proves"]
+        and f"below ~1/{N_SAMPLES:,} cannot be excluded" in row["proves"]
+    )

@@ -282,3 +282,69 @@ def test_socrata_failing_page_leaves_nothing_and_is_unavailable(tmp_path):
                 spec["socrata"], dest, base=f"{base}/resource/k397-673e.csv", retries=0, log=lambda m: None
             )
     assert not dest.exists() and list(dest.parent.iterdir()) == []
+
+
+# --------------------------------------------------------------------------------------------
+# issue 54 item 1: a raw file already in place is never lost
+
+
+def test_a_verified_file_in_place_is_kept_and_nothing_is_fetched(tmp_path, payload):
+    """Whatever its modification time: the mirror and the URL are not asked, the bytes not rewritten."""
+    dest = write(tmp_path / "raw" / "file.csv", payload.read_bytes())
+    old = 946684800
+    import os
+
+    os.utime(dest, (old, old))
+    hits, logged = [], []
+    with web_server({"/file.csv": lambda q: hits.append(1) or (200, b"other")}) as base:
+        spec = {"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv", "url": f"{base}/file.csv"}
+        got = F.fetch_file("ds", spec, dest, tmp_path / "no-mirror", log=logged.append)
+    assert got.origin == "kept" and hits == [] and dest.stat().st_mtime == old
+    assert any("already here and verified" in m for m in logged)
+
+
+def test_a_changed_file_offline_is_kept_and_the_message_says_so(tmp_path, payload):
+    dest = write(tmp_path / "raw" / "file.csv", "altered\n")
+    spec = {"name": "file.csv", "sha256": sha256(payload), "url": "http://no-such-host.invalid/file.csv"}
+    with pytest.raises(DataUnavailable) as err:
+        F.fetch_file("ds", spec, dest, "", log=lambda m: None)
+    assert dest.read_text() == "altered\n"
+    msg = str(err.value)
+    assert f"{dest} was kept untouched" in msg and sha256(dest) in msg and sha256(payload) in msg
+    assert [p.name for p in dest.parent.iterdir()] == ["file.csv"]  # nothing half-fetched beside it
+
+
+def test_a_changed_file_is_replaced_only_by_bytes_that_verify(tmp_path, payload):
+    dest = write(tmp_path / "raw" / "file.csv", "altered\n")
+    body = {"bytes": b"wrong\n"}
+    with web_server({"/file.csv": lambda q: (200, body["bytes"])}) as base:
+        spec = {"name": "file.csv", "sha256": sha256(payload), "url": f"{base}/file.csv"}
+        with pytest.raises(ChecksumMismatch, match="kept untouched"):
+            F.fetch_file("ds", spec, dest, "", log=lambda m: None)
+        assert dest.read_text() == "altered\n"
+        body["bytes"] = payload.read_bytes()
+        got = F.fetch_file("ds", spec, dest, "", log=lambda m: None)
+    assert got.origin == "url" and dest.read_bytes() == payload.read_bytes()
+    assert [p.name for p in dest.parent.iterdir()] == ["file.csv"]
+
+
+def test_the_download_record_and_the_start_of_run_check(tmp_path, payload, monkeypatch):
+    """The download job's output is its record; a raw file removed or resized by hand drops the record
+    at the start of the next run (so that run fetches it again); an intact one keeps it."""
+    from ldprepro.pipeline.integrity import repair
+
+    monkeypatch.chdir(tmp_path)
+    mirror = tmp_path / "mirror"
+    write(mirror / "file.csv", payload.read_bytes())
+    entry = {"files": [{"name": "file.csv", "sha256": sha256(payload), "mirror": "file.csv"}]}
+    record = Path("data/verified/ds/file.csv.json")
+    fetch("ds", entry, "file.csv", Path("data/raw/ds/file.csv"), str(mirror), log=lambda m: None, verified=record)
+    body = json.loads(record.read_text())
+    assert body == {"checksum_from": "config", "file": "data/raw/ds/file.csv", "name": "file.csv",
+                    "sha256": sha256(payload), "size": payload.stat().st_size}  # fmt: skip
+    assert repair(log=lambda m: None) == [] and record.exists()
+    Path("data/raw/ds/file.csv").write_text("shorter\n")
+    assert [p for p, _ in repair(log=lambda m: None)] == [str(record)]
+    fetch("ds", entry, "file.csv", Path("data/raw/ds/file.csv"), str(mirror), log=lambda m: None, verified=record)
+    Path("data/raw/ds/file.csv").unlink()
+    assert "which is gone" in repair(log=lambda m: None)[0][1] and not record.exists()

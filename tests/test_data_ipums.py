@@ -272,3 +272,24 @@ def test_user_extract_card_is_strict_json(tmp_path, monkeypatch):
         json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the card")) == card
     )
     assert len(pd.read_parquet(tmp_path / "o.parquet")) == 3
+
+
+def test_an_earlier_api_download_is_used_offline_and_never_deleted(tmp_path, monkeypatch):
+    """Issue 54 item 1 with IPUMS-format files: an extract downloaded through the API earlier (data,
+    DDI and lock in data/raw/<dataset>/) is used without a key or network; altered afterwards, the
+    job refuses it naming both hashes and leaves it in place (an extract can take hours to obtain)."""
+    from ldprepro.data.fetch import sha256_file as sha
+    from ldprepro.data.fetch import write_lock
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("IPUMS_API_KEY", raising=False)
+    raw = tmp_path / "data" / "raw" / "ipums_br"
+    data, ddi = _extract(raw, "fixed_gz")
+    write_lock(data, sha(data), "IPUMS API extract (ipumsi, br2010a)")
+    card = build_ipums("ipums_br", ENTRY, tmp_path / "o.parquet", tmp_path / "o.json")
+    assert card["files"][0]["route"] == "IPUMS API (earlier download)"
+    data.write_bytes(data.read_bytes() + b"\n")
+    with pytest.raises(Exception, match="sha256") as err:
+        build_ipums("ipums_br", ENTRY, tmp_path / "p.parquet", tmp_path / "p.json")
+    assert "data/raw/ipums_br/ipumsi_00001.dat.gz" in str(err.value) and "Delete it" in str(err.value)
+    assert data.exists() and ddi.exists()

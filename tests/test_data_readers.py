@@ -503,3 +503,38 @@ def test_lock_checked_file_altered_after_fetch_is_refused(tmp_path):
     lock_path(dest).unlink()  # and a lock-checked file without its lock cannot be verified
     with pytest.raises(ChecksumMismatch, match=r"missing lock file"):
         build_from_files("live", entry, {"live.csv": dest}, tmp_path / "b.parquet", tmp_path / "b.json")
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("age,score\n30,0.5\n41,inf\n", r"column 'score', row 3: non-finite value inf"),
+        ("age,score\n30,0.5\n41,-Infinity\n", r"column 'score', row 3: non-finite value -inf"),
+        ("age,score\n30,0.5\n41,high\n", r"column 'score', row 3: not a number: 'high'"),
+    ],
+)
+def test_a_user_csv_with_inf_or_text_in_a_numeric_column_names_file_column_row(tmp_path, text, needle):
+    """Issue 54, untried probes: infinities and strings in a numeric column (NaN: above)."""
+    src = fx.write(tmp_path / "my.csv", text)
+    entry = _table_entry(src, {"age": {"type": "numeric", "domain": [0, 120]}, "score": {"type": "numeric"}})
+    out = tmp_path / "out"
+    with pytest.raises(BadInput, match=r"my\.csv: .*" + needle):
+        build_from_files("mine", entry, {"my.csv": src}, out / "m.parquet", out / "m.json")
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_a_user_csv_of_one_row_or_with_duplicate_rows_is_data(tmp_path):
+    """Issue 54, untried probes: one row (with a declared domain) and duplicate rows are legitimate
+    data: built, every row kept and counted (a constant column with an observed domain is refused:
+    test_a_degenerate_domain_is_refused_when_the_data_are_normalised)."""
+    spec = {"age": {"type": "numeric", "domain": [0, 120]}}
+    one = fx.write(tmp_path / "one.csv", "age\n30\n")
+    card = build_from_files(
+        "one", _table_entry(one, spec), {"one.csv": one}, tmp_path / "1.parquet", tmp_path / "1.json"
+    )
+    assert card["rows_after_cleaning"] == 1 and pd.read_parquet(tmp_path / "1.parquet")["age"].tolist() == [30]
+    dup = fx.write(tmp_path / "dup.csv", "age\n30\n30\n30\n41\n")
+    card = build_from_files(
+        "dup", _table_entry(dup, spec), {"dup.csv": dup}, tmp_path / "2.parquet", tmp_path / "2.json"
+    )
+    assert card["rows_after_cleaning"] == 4 and card["dropped"] == []

@@ -5,6 +5,7 @@ at smoke scale."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -17,6 +18,14 @@ from workflow_cmd import snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "tests/toy_paper/config.yaml"
+#: markup of every kind a declared string could smuggle into an output (issue 54 item 2): a reST
+#: directive after blank lines, live HTML, Markdown links and images, emphasis, mathtext ($…$, unbalanced).
+#: (Text with "</script" is refused at load: tests/test_config_guard.py.)
+INJECTED = (
+    "\n\n.. raw:: html\n\n   <script>document.documentElement.setAttribute('data-pwned','script')</scr ipt>\n\n"
+    "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\"> "
+    "[link](http://evil.example/) ![image](http://evil.example/a.png) *em* `code` $\\frac{$ |sub| x_"
+)
 
 
 def docs_example() -> dict:
@@ -41,10 +50,22 @@ def built(tmp_path_factory):
         "discretize": 10,
         "discretize_mechanisms": ["pm"],
     }
+    # issue 54 item 2: the same experiment again with markup injected through every declared string
+    # (its jobs are the first's computation, shared); test_injected_text_stays_text checks every output
+    injected = {k: v for k, v in cfg["experiments"]["pm_vs_laplace"].items() if k != "claims"}
+    claim = {k: v for k, v in cfg["experiments"]["pm_vs_laplace"]["claims"][0].items() if k != "for_each"}
+    cfg["experiments"]["x1"] = {
+        **injected,
+        "title": f"Title {INJECTED}",
+        "panels": [{**injected["panels"][0], "title": f"Panel {INJECTED}"}],
+        "claims": [{**claim, "claim": f"PM beats Laplace {INJECTED}", "scope": f"scope {INJECTED}", "mechanism": "pm"}],
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
     targets = [
         "figures/experiments/pm_vs_laplace.png",
         "figures/experiments/pm_vs_laplace_discretised.png",
+        "figures/experiments/x1.png",
+        "results/experiments/x1/caption.rst",
         "figures/toy/fig1.png",
         "results/toy/fig1/caption.rst",
     ]
@@ -96,3 +117,63 @@ def test_a_second_figure_with_the_same_job_reuses_its_rows_and_computes_only_its
     assert "discretize" in pm_b and (pm_b["discretize"] == 10).all() and "discretize" not in pm_a
     assert not pm_a["value"].reset_index(drop=True).equals(pm_b["value"].reset_index(drop=True))
     assert (built / "figures/experiments/pm_vs_laplace_discretised.png").stat().st_size > 1000
+
+
+def _no_live_markup(html: str, where: str) -> None:
+    """No element the injected text could have made: a script, an image, a link to its site,
+    emphasis or code from its asterisks and backquotes."""
+    for made in ("<script", "<img", 'href="http://evil', "<em>em</em>", "<code>code</code>", "<cite>"):
+        assert made not in html, f"{where}: {made!r} made from declared text"
+
+
+@pytest.mark.slow
+def test_injected_text_stays_text_in_every_output(built, tmp_path):
+    """Issue 54 item 2: a user experiment whose title, panel title, claim and scope carry a reST
+    directive, HTML, Markdown links and images, emphasis and mathtext. The caption stays text through
+    the report's own rendering (Jinja, then docutils), the figure is drawn with the text as written,
+    the verdicts page and the results block write it as Markdown text, and report.html, opened in
+    headless Chromium, runs none of it."""
+    import jinja2
+    from docutils.core import publish_parts
+    from test_report import rendered_dom, report_entry
+
+    from ldprepro.report import tables as report
+    from ldprepro.report.verdicts_page import verdicts_markdown
+
+    caption = (built / "results/experiments/x1/caption.rst").read_text(encoding="utf-8")
+    assert ".. raw::" not in caption.replace("\\.\\. raw", "")
+    rendered = publish_parts(jinja2.Environment().from_string(caption).render(), writer="html")["body"]
+    _no_live_markup(rendered, "caption.rst")
+    assert "PM beats Laplace .. raw:: html &lt;script&gt;document" in rendered
+
+    svg = (built / "figures/experiments/x1.svg").read_text(encoding="utf-8")
+    assert "<script" not in svg and "<!-- Title " in svg and "&lt;script&gt;document" in svg  # as written
+    assert "$\\frac{$" in svg  # unbalanced mathtext drawn as text (it used to stop the render)
+    # no ylabel declared: the metric in words, not its key (issue 54, low)
+    assert "<!-- mean squared error of the mean estimate -->" in svg and "<!-- sq_error -->" not in svg
+
+    claims = report.claims_table([built / "results/experiments/x1/claims.parquet"])
+    page = verdicts_markdown(claims, "smoke", 1) + report.glance_markdown(
+        [{"paper": "experiments", "figure": "x1", "title": f"Title {INJECTED}", "status": "built"}], claims
+    )
+    for line in page.splitlines():
+        assert "<script" not in line and "<img src=x" not in line and "](http" not in line and "*em*" not in line, line
+        assert "$\\frac" not in line, line  # GitHub typesets $…$ as math
+    assert "PM beats Laplace \\.\\. raw\\:\\: html &lt;script&gt;" in page
+
+    proc = subprocess.run(
+        snakemake_cmd("--configfile", str(TOY), "--report", "report.html"),
+        capture_output=True,
+        text=True,
+        env=_mirror_env(),
+        cwd=built,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dom = rendered_dom(built / "report.html", tmp_path / "profile")
+    assert 'data-pwned="' not in dom  # neither the script nor the image's onerror ran
+    # the caption as the page holds it: HTML made by docutils from the escaped reST (the labels and
+    # the job's parameters beside it are JSON data the page shows as text)
+    entry = report_entry(dom, "figures/experiments/x1.png")  # script text: serialised as it is
+    shown = json.loads(re.search(r'"caption": ("(?:[^"\\]|\\.)*")', entry).group(1))
+    _no_live_markup(shown, "report.html caption")
+    assert "PM beats Laplace .. raw:: html &lt;script&gt;document" in shown

@@ -178,3 +178,68 @@ def test_beyond_double_precision_the_reason_says_so():
     integrate the pdf and says why, instead of a bare mass error."""
     check = verify_law(get_mechanism("pm", 100.0), "pm")
     assert not check.ok and "narrower than double precision resolves at this ε" in check.reason
+
+
+@pytest.fixture
+def staircase():
+    names = load_plugins([str(PLUGINS / "staircase.py")])
+    yield names[0]
+    for n in names:
+        unregister_mechanism(n)
+    reg._VERIFIED.clear()
+
+
+def test_the_staircase_mechanism_passes_both_checks_without_declaring_its_pieces(staircase):
+    """Issue 54 item 6, as reported: Geng & Viswanath's staircase (exact step density, infinitely
+    many steps, no density_pieces) failed check_mechanism at ε = 4 ('pmf + ∫pdf = 0.99982953') and
+    the pipeline's law check at ε = 8 (1.0001467), the two disagreeing. One computation now, exact
+    for steps: both pass at every ε, and its total probability is 1 to 1e-9."""
+    from ldprepro.domain.mechanisms.law_check import total_mass
+    from ldprepro.mechanisms import check_mechanism
+
+    report = check_mechanism(staircase, eps_grid=(0.5, 1.0, 4.0, 8.0), n=50_000)
+    assert not report.failures, report.failures
+    for eps in (0.5, 4.0, 8.0, 20.0):
+        mech = get_mechanism(staircase, eps)
+        assert verify_law(mech).ok, verify_law(mech).reason
+        for x in (-1.0, 0.0, 0.3, 1.0):
+            assert sum(total_mass(mech, x)) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_law_off_in_mass_names_the_declared_quantity_and_by_how_much(staircase):
+    from ldprepro.mechanisms import check_mechanism
+
+    cls = type(get_mechanism(staircase, 1.0))
+
+    class Heavier(cls):  # the same steps, 0.1 % too high
+        def pdf(self, y, x):
+            return 1.001 * super().pdf(y, x)
+
+    report = check_mechanism(Heavier, eps_grid=(4.0,), n=20_000)
+    msg = "; ".join(report.failures)
+    assert "the pdf integrates to 1.001" in msg and "off by +0.001" in msg, msg
+    assert "declared law verified" in msg  # the same finding in both checks
+
+
+def test_a_plugin_that_changes_numpys_global_state_changes_no_result():
+    """Issue 54, untried probe: a plugin that seeds numpy's global generator and makes every
+    floating-point warning an error (np.seterr(all='raise')) at import. Results draw from their own
+    keyed Generators, so the draws are the same; the built-in laws verify and the mean jobs' rows are
+    computed under 'raise' as well (no operation of theirs warns)."""
+    from ldprepro.experiments.mean import mean_error_rows
+
+    def draws():
+        return {n: get_mechanism(n, 1.0).perturb(np.linspace(-1, 1, 1000), np.random.default_rng(5)) for n in BUILTIN}
+
+    before = draws()
+    saved = np.geterr()
+    try:
+        np.random.seed(123)
+        np.seterr(all="raise")
+        after = draws()
+        for name in BUILTIN:
+            assert verify_law(get_mechanism(name, 1.0)).ok, name
+            assert len(mean_error_rows(np.linspace(-1, 1, 100), name, [0.5, 4.0], 3, 1, {"f": 1}, {"f": 1})) > 0
+    finally:
+        np.seterr(**saved)
+    assert all(np.array_equal(before[n], after[n]) for n in BUILTIN)

@@ -197,7 +197,8 @@ def test_a_broken_plugin_never_deletes_raw_downloads_and_a_good_one_reruns_no_da
     cfg["scale"] = "smoke"
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
     raw = ["data/raw/adult/adult.data", "data/raw/adult/adult.test"]
-    targets = [*raw, "data/processed/synth_uniform.parquet", "results/ldpfl/fig1/laplace.parquet"]
+    records = [f.replace("data/raw/", "data/verified/") + ".json" for f in raw]  # the downloads' outputs
+    targets = [*records, "data/processed/synth_uniform.parquet", "results/ldpfl/fig1/laplace.parquet"]
 
     def run(*args, plugin=None):
         conf = dict(cfg, mechanism_plugins=[plugin] if plugin else [])

@@ -171,4 +171,4 @@ def test_datasets_page_is_generated_from_the_cards():
         "views": {"complete_cases": {"rows": 900}},
     }
     md = datasets_markdown([card])
-    assert "| `toy` | csv | 1,200 | 1,000 | salary / missing: 200 | 2 numeric, 1 binary | complete_cases: 900 |" in md
+    assert "| `toy` | csv | 1,200 | 1,000 | salary \\| missing: 200 | 2 numeric, 1 binary | complete_cases: 900 |" in md

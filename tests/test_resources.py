@@ -157,3 +157,30 @@ def test_the_audit_job_does_the_work_of_its_families_summed():
     entry = {"trials": 20000, "eps": [0.5, 1.0, 4.0]}
     one = R.job_sizes("audit_family", entry)
     assert one[1] > 0 and R.job_sizes("audit_family", {**entry, "job_families": 5}) == (one[0], one[1] * 5)
+
+
+def test_the_repetitions_are_declared():
+    """Issue 54 item 4, as reported: reps: 10,000,000 declared mem_mb = 1100 and runtime = 3, as reps:
+    20 did (the calibrated lines are flat in the repetitions), and the job died in numpy's
+    ArrayMemoryError. Each repetition at each ε of each mechanism now adds its measured bytes and time."""
+    fns = R.callables(MODEL, "figure_job.mean", entry=lambda w: w.entry)
+    inp = SimpleNamespace(size_mb=0.0)
+
+    def declared(reps: int) -> tuple[int, int]:
+        w = SimpleNamespace(entry={"kind": "mean", "reps": reps, "eps": [0.5, 2], "job_mechanisms": ["a", "b", "c"]})
+        return fns["mem_mb"](w, inp, 1, 1), fns["runtime"](w, inp, 1, 1)
+
+    small, huge = declared(20), declared(10_000_000)
+    held = 10_000_000 * 2 * 3
+    assert huge[0] >= R.SAFETY_MEM * held * R.REP_BYTES / 1e6 and huge[1] >= R.SAFETY_TIME * held * R.REP_SECONDS / 60
+    assert small[0] < 2000 and huge[0] > 100 * small[0]
+    assert R.repetitions_held("figure_job.sgd", {"kind": "sgd", "reps": 10}) == 0  # calibrated lines only
+
+
+def test_an_out_of_memory_job_names_the_resource_and_how_to_raise_it():
+    from ldprepro.pipeline.jobsetup import memory_hint
+
+    smk = SimpleNamespace(resources=SimpleNamespace(mem_mb=1100), rule="panel_job_experiments_x1")
+    msg = memory_hint(smk, "panel_job_experiments_x1[dataset=synth_uniform]", MemoryError("Unable to allocate 9 GiB"))
+    assert "mem_mb resource is 1100 MB" in msg and "--set-resources panel_job_experiments_x1:mem_mb=" in msg
+    assert "profiles/slurm/config.yaml" in msg and "Unable to allocate 9 GiB" in msg

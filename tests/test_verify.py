@@ -331,3 +331,41 @@ def test_a_damaged_file_that_is_no_pipeline_output_is_refused_but_left_in_place(
     with pytest.raises(DamagedInput, match="has been removed"):
         read_table(output)
     assert not output.exists()
+
+
+def test_a_killed_jobs_hidden_temporaries_are_removed_at_the_start_of_the_next_run(tmp_path, monkeypatch):
+    """Issue 54 (low): a 65 KB figures/benchmark/.mean_winners.png.<random>.png stayed forever after
+    a job was killed (the start-of-run check skipped hidden files). Sidecars stay; nothing is removed
+    while a run holds the lock."""
+    import tempfile
+
+    monkeypatch.chdir(tmp_path)
+    fig = Path("figures/benchmark/mean_winners.png")
+    fig.parent.mkdir(parents=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{fig.name}.", suffix=".png", dir=fig.parent)  # as atomic_path makes it
+    Path(tmp).write_bytes(b"x" * 65_000)
+    atomic_write_text(fig.with_suffix(".json"), "{}", digest=True)  # a real output and its sidecar
+    raw = Path("data/raw/adult")
+    raw.mkdir(parents=True)
+    (raw / ".adult.data.fetching").write_text("half a download")
+    (raw / ".pages.abc").mkdir()
+    (raw / "adult.data").write_text("kept")
+    Path(".snakemake/locks").mkdir(parents=True)
+    (Path(".snakemake/locks") / "0.input.lock").write_text("")
+    assert integrity.repair(log=lambda m: None) == [] and Path(tmp).exists()  # a run holds the lock
+    shutil.rmtree(".snakemake/locks")
+    said = []
+    integrity.repair(log=said.append)
+    assert not Path(tmp).exists() and not (raw / ".adult.data.fetching").exists() and not (raw / ".pages.abc").exists()
+    assert (raw / "adult.data").exists() and integrity.sidecar(fig.with_suffix(".json")).exists()
+    assert any("a killed job left behind" in s and fig.name in s for s in said)
+
+
+def test_an_interrupted_run_is_not_called_an_error(tmp_path):
+    from ldprepro.pipeline.parse import stop_line
+
+    log = tmp_path / "run.log"
+    log.write_text("Terminating processes on user request, this might take some time.\n")
+    assert "interrupted" in stop_line(log) and "error" not in stop_line(log)
+    log.write_text("Error in rule figure_job:\n")
+    assert "stopped with an error" in stop_line(log) and "stopped with an error" in stop_line(None)

@@ -121,6 +121,21 @@ def test_rerun_semantics_by_dry_run(two_runs, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_built_project_copied_elsewhere_is_up_to_date(two_runs, tmp_path_factory):
+    """Issue 54 (low): a copied or moved built project reran all its figure jobs (their caption input
+    was an absolute path). Copied with its metadata and modification times (`cp -a`) to a folder at
+    the same depth, so that the path from it to this checkout is the same: nothing to do."""
+    moved = tmp_path_factory.getbasetemp() / "run_a_copied"  # beside the original: the same depth
+    shutil.copytree(two_runs[0], moved, symlinks=True)  # copy2: modification times kept
+    assert dry_run_jobs(moved) == {}
+    # and no job's input is an absolute path into the checkout (moved with it, it would change)
+    proc = snakemake(moved, "-n", "--forceall", "--", *TARGETS)
+    inputs = [line for line in proc.stdout.splitlines() if line.strip().startswith("input:")]
+    files = [f for line in inputs for f in line.split("input:")[1].replace(",", " ").split()]
+    assert files and not [f for f in files if f.startswith(str(REPO))], files
+
+
+@pytest.mark.slow
 def test_report_builds_from_an_incomplete_run(two_runs):
     """Only two figures are built here: `snakemake --report` still works and lists the rest as missing."""
     work = two_runs[0]

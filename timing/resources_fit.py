@@ -287,7 +287,17 @@ def read_ipums(paths: list[Path], card_check: list[Path]):
     return jobs, {"ipums": {"cards": cards, "entries": entries, "scale": "paper"}}
 
 
-def fit(jobs: list[dict], rss_mb: float) -> dict:
+def declare_jobs(jobs: list[dict], model, inputs: dict) -> None:
+    """Each job's declaration under ``model``, as the workflow's resource callables make it: the
+    calibrated lines plus what its repetitions hold and take (``resources.repetitions_held``)."""
+    for j in jobs:
+        run = "ipums" if j["source"].startswith("ipums:") else j["source"]
+        entry = inputs.get(run, {}).get("entries", {}).get(j["entry"]) if j["entry"] else None
+        reps = R.repetitions_held(j["family"], entry)
+        j["declared_mem_mb"], j["declared_runtime_min"] = model.declare(j["family"], j["size"], j["work"], 1, reps)
+
+
+def fit(jobs: list[dict], rss_mb: float, inputs: dict | None = None) -> dict:
     """Envelope lines per family and each job's declaration under them."""
     by_family = defaultdict(list)
     for j in jobs:
@@ -303,9 +313,7 @@ def fit(jobs: list[dict], rss_mb: float) -> dict:
             short = max(j[ys] - (a + b * j[xs]) for j in js)
             if short > 0:
                 lines[fam][key][0] = round(a + short + 0.001, 3)
-    model = R.Model(lines, rss_mb)
-    for j in jobs:
-        j["declared_mem_mb"], j["declared_runtime_min"] = model.declare(j["family"], j["size"], j["work"])
+    declare_jobs(jobs, R.Model(lines, rss_mb), inputs or {})
     return {
         "lines": lines,
         "snakemake_rss_mb": round(rss_mb, 1),
@@ -374,9 +382,22 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=HERE / "resources.json")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "cluster.md")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown from the JSON")
+    ap.add_argument(
+        "--redeclare",
+        action="store_true",
+        help="recompute the jobs' declarations from the JSON's own lines and entries (after a change of the "
+        "declaration's logic in ldprepro.pipeline.resources; the measurements are not touched), then render",
+    )
     args = ap.parse_args(argv)
-    if args.render:
+    if args.render or args.redeclare:
         data = json.loads(args.out.read_text())
+        if args.redeclare:
+            m = data["model"]
+            declare_jobs(data["jobs"], R.Model(m["lines"], m["snakemake_rss_mb"]), data["inputs"])
+            for row in data.get("cluster", []):
+                measured = [j["declared_mem_mb"] for j in data["jobs"] if j["family"] == row["family"]]
+                row["declared_mem_mb"] = max(measured, default=row["declared_mem_mb"])
+            args.out.write_text(json.dumps(data, indent=1) + "\n")
     else:
         jobs, inputs, sources = [], {}, []
         for run in args.run:
@@ -399,7 +420,7 @@ def main(argv=None) -> None:
             args.out.write_text(json.dumps({"meta": meta, "model": fit(jobs, 0.0), "jobs": []}) + "\n")
         rss = snakemake_rss_mb()
         print(f"snakemake wrapper peak RSS {rss:.0f} MB", flush=True)
-        data = {"meta": meta, "model": fit(jobs, rss), "inputs": inputs, "jobs": jobs}
+        data = {"meta": meta, "model": fit(jobs, rss, inputs), "inputs": inputs, "jobs": jobs}
         data["cluster"] = cluster_estimate(jobs, dag_jobs())
         args.out.write_text(json.dumps(data, indent=1) + "\n")
     args.out.with_suffix(".md").write_text(render(data))

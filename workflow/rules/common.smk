@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+from ldprepro.claims.declarations import check_in_scope as claims_in_scope
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.pipeline import resources as job_resources
@@ -18,6 +19,7 @@ from ldprepro.pipeline.parse import (
     declarations_hash,
     lock_hint,
     run_products,
+    stop_line,
     summary_lines,
 )
 
@@ -53,14 +55,15 @@ if not coalesce_scheduler_wakeups():
 REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
 
 
-def error_lines(before):
-    """onerror: datasets that turned out unobtainable while their job ran (recorded now, so the
-    next run draws them as 'not available'), and what to run next."""
+def error_lines(before, logfile=None):
+    """onerror: why the run stopped (an error, or an interruption: Snakemake's log ``logfile``),
+    datasets that turned out unobtainable while their job ran (recorded now, so the next run draws
+    them as 'not available'), and what to run next."""
     after = decide_availability(
         config["datasets"], DATA_MIRROR, config.get("ipums", {}).get("extract_dir", ""), write=workflow.is_main_process
     )
     new = {k: v for k, v in after.items() if k not in before}
-    lines = ["ldprepro: the run stopped with an error (the failing job's log is named above)."]
+    lines = [stop_line(logfile)]
     if new:
         lines.append(
             "These datasets turned out not to be obtainable while their job ran; they are now "
@@ -279,7 +282,9 @@ def figure_report_params(paper, fig):
 
 def figure_report_inputs(paper, fig):
     """The figure's hand-written caption prose (static_caption), read by the figure job for its caption."""
-    return {"report_prose": str(static_caption(paper, fig))}
+    # relative to the working directory: a project copied or moved whole (`cp -a`, `mv`) keeps its input
+    # paths, so Snakemake does not rerun every figure for a changed set of inputs (issue 54)
+    return {"report_prose": os.path.relpath(static_caption(paper, fig))}
 
 
 def report_if_built(path, **kwargs):

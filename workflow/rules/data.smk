@@ -1,6 +1,7 @@
 # Data layer (issue 3): download, verify and normalise every dataset.
 #
 #   data/raw/{dataset}/{file}          verified raw file (user path, mirror, or network)
+#   data/verified/{dataset}/{file}.json  the download job's record of it (sha256, size): its output
 #   data/processed/{dataset}.parquet   typed table (numeric raw + declared domain; categoricals)
 #   data/processed/{dataset}.json      data card (source, checksums, rows, drops, columns)
 #
@@ -14,6 +15,14 @@
 # rules' code fingerprint leaves out the mechanism plugins (`code(..., plugins=False)`): no data
 # job runs a mechanism, so adding or editing a plugin reruns none of them.
 from ldprepro.data import workflow as dw
+
+# Raw data are never lost to a rerun (issue 54): Snakemake deletes a job's outputs before it reruns
+# it (a newer script, an old modification time after `cp -p`/`tar`/`rsync -a`, --forcerun, changed
+# params), so the raw files are not outputs. data_fetch declares its record under data/verified/;
+# rerun, it keeps a raw file that still verifies and fetches nothing, and a needed refetch downloads
+# beside the old file and replaces it only with bytes that verify. A raw file removed or resized
+# by hand drops its record at the start of the next run (ldprepro.pipeline.integrity), so it is
+# fetched again.
 
 
 # Downloads run on the submitting host (compute nodes often have no network); they are light.
@@ -32,7 +41,7 @@ ALL_TARGETS.extend(dw.targets({k: v for k, v in DATASETS.items() if k not in UNA
 
 rule data_fetch:
     output:
-        "data/raw/{dataset}/{filename}",
+        "data/verified/{dataset}/{filename}.json",
     log:
         "logs/data/fetch/{dataset}/{filename}.log",
     wildcard_constraints:
@@ -56,7 +65,7 @@ rule data_fetch:
 
 rule data_normalise:
     input:
-        unpack(lambda w: dw.raw_inputs(DATASETS, w.dataset)),
+        unpack(lambda w: dw.verified_inputs(DATASETS, w.dataset)),
     output:
         parquet="data/processed/{dataset}.parquet",
         card="data/processed/{dataset}.json",

@@ -21,10 +21,12 @@ MEAN_FIGURES = {
     for fig, entry in section.items()
     if isinstance(entry, dict) and entry.get("kind") in ("mean", "sgd")
 }
-# A figure's own claims (`claims:` in its entry) are checked now, naming the config key.
+# A figure's own claims (`claims:` in its entry) are checked now, naming the config key: their keys,
+# and that the figure runs the mechanisms and ε they name (claims_in_scope).
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
-    validate_claims(_entry.get("claims", []), f"config.yaml {_key}.claims", import_functions=False)
+    _where = f"config.yaml {_key}.claims"
+    claims_in_scope(validate_claims(_entry.get("claims", []), _where, import_functions=False), _entry, _where)
 UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
 # Jobs that an earlier figure's job already computes (the same parameters: Figs. 11-13 of paper
 # 002 repeat curves of Figs. 6, 8 and 9): their result file is that job's rows, relabelled

@@ -11,9 +11,9 @@ import json  # noqa: E402
 
 from PIL import Image  # noqa: E402
 
-from ldprepro.claims.tables import verdicts_markdown  # noqa: E402
 from ldprepro.pipeline.io import atomic_path, atomic_write_text  # noqa: E402
 from ldprepro.report import tables as report  # noqa: E402
+from ldprepro.report.verdicts_page import verdicts_markdown  # noqa: E402
 
 ready()
 

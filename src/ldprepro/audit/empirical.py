@@ -69,6 +69,29 @@ def empirical_lower_bound(
     }
 
 
+def what_it_proves(s: Subject, trials: int) -> str:
+    """What a row's verdict rests on (issue 54 item 5): the exact loss is that of the law the
+    mechanism declares (its pmf/pdf), not of its sampler; the sampler is checked against that law
+    with a finite number of draws, so a deviation rarer than ~1/draws cannot be excluded (a Laplace
+    plugin that returns its input unchanged with probability 10⁻⁶ has an infinite pure-ε loss and
+    is audited "holds")."""
+    from ldprepro.domain.mechanisms.law_check import ALPHA, N_SAMPLES
+
+    if s.unverifiable:
+        return "nothing: the declared law failed its check (notes)"
+    sampler = (
+        f"sampler checked against it with {N_SAMPLES:,} draws per input (x = −1, 0, 1) at level {ALPHA:g}"
+        if s.law_checked
+        else "sampler not checked against it by the law check (a protocol's own law)"
+    )
+    bound = f", and bounded below with {trials:,} trials per input" if s.sample is not None else ""
+    rare = min(N_SAMPLES, trials) if s.law_checked else trials
+    return (
+        f"exact loss of the declared law; {sampler}{bound}: a deviation of the sampler from that law on "
+        f"outputs of probability below ~1/{rare:,} cannot be excluded"
+    )
+
+
 def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: float, seed: int, key: dict) -> list[dict]:
     from ldprepro.pipeline.seeding import rng_for
 
@@ -94,6 +117,7 @@ def audit_rows(subjects: list[Subject], trials: int, pilot: int, confidence: flo
                 "x1": str(s.pair[1]),
                 "presented_as_ldp": s.presented_as_ldp,
                 "verdict": verdict,
+                "proves": what_it_proves(s, trials),
                 "claim_source": s.claim_source,
                 "notes": s.notes,
             }

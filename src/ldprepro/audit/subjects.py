@@ -45,6 +45,9 @@ class Subject:
     #: why the declared law could not be verified ('' when it was): the verdict is then
     #: "unverifiable", with no exact loss and no empirical bound (``law_check.verify_law``)
     unverifiable: str = ""
+    #: whether a declared 1-D law behind it was checked by ``law_check.verify_law`` (its sampler
+    #: tested against it): what the row proves says so (``empirical.what_it_proves``)
+    law_checked: bool = False
 
 
 def _numeric_log_lr(mech: Mechanism):
@@ -87,6 +90,7 @@ def numeric_subject(
         claim_source=claim_source,
         notes=f"unverifiable: {reason}" if reason else "",
         unverifiable=reason,
+        law_checked=True,
     )
 
 
@@ -182,6 +186,7 @@ def _composed_subject(name: str, eps: float, loss_reason: tuple[float, str], sou
         source,
         notes=f"unverifiable: {reason}" if reason else notes,
         unverifiable=reason,
+        law_checked=True,
     )
 
 

@@ -162,6 +162,39 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
     return out
 
 
+#: the declaration keys that name mechanisms (a list or one name)
+MECHANISM_KEYS = ("mechanism", "against", "a", "b")
+
+
+def check_in_scope(declarations: list[dict], entry: dict, where: str) -> None:
+    """Refuse, naming the key, a claim whose scope the figure does not run (issue 54 item 3): a
+    mechanism (``mechanism``, ``against``, ``a``, ``b``, ``for_each``) not among the figure's
+    ``mechanisms`` (or ``methods``), or an ``eps`` scope that selects none of its ε. Such a claim
+    was decided "not testable", which reads like a verdict. ``declarations``: :func:`validate`'s
+    output; ``entry``: the figure's entry at the run's scale. A claim with ``if_present`` is declared
+    for the mechanisms that may be absent and is left alone."""
+    run = entry.get("mechanisms") or entry.get("methods")
+    grid = sorted(float(e) for e in entry.get("eps") or [])
+    for i, decl in enumerate(declarations):
+        at = f"{where}[{i}] ({decl['claim']!r})"
+        if decl.get("test") == "function" or decl.get("if_present"):
+            continue
+        for key in MECHANISM_KEYS if run else ():
+            named = decl.get(key)
+            for m in [named] if isinstance(named, str) else named or []:
+                if m not in run:
+                    raise DeclarationError(
+                        f"{at}: {key} {m!r} is not run by this figure (its mechanisms: {', '.join(map(str, run))}); "
+                        f"add it to the figure's mechanisms or fix the claim"
+                    )
+        if "eps" in decl and grid:
+            select, _ = eps_filter(decl["eps"], grid)
+            if select is not None and not any(select(e) for e in grid):
+                raise DeclarationError(
+                    f"{at}: eps {decl['eps']!r} selects none of the figure's ε ({', '.join(f'{e:g}' for e in grid)})"
+                )
+
+
 def _function(path: str, where: str) -> Callable:
     module, _, name = str(path).partition(":")
     try:

@@ -17,7 +17,8 @@ A file entry of a dataset (config.yaml ``datasets.<name>.files``) says where its
   (see :func:`download_socrata`). Downloads go through pooch (known sha256, retries, a progress
   bar when ``tqdm`` is installed).
 
-Every write is atomic: a mismatch or an interruption never leaves a file under ``data/raw``.
+Every write is atomic: a mismatch or an interruption never leaves a file under ``data/raw``, and a
+file already there that verifies is never fetched again nor removed (:func:`fetch_file`).
 Files are verified again each time they are read for normalisation (:func:`verify_raw`), so a
 raw file altered after its fetch is an error, never silently different data.
 """
@@ -331,10 +332,15 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
                *, log=print, obtain: str = "") -> Fetched:
     """Put the verified bytes of ``spec`` at ``dest``. Order: user ``path``, mirror, network.
 
+    A file already at ``dest`` that verifies against its expected sha256 is kept as it is: nothing
+    is fetched, whatever its modification time (issue 54). Otherwise the bytes are obtained beside
+    it (a hidden ``.<name>.fetching`` file) and moved onto ``dest`` only once they verify: a fetch
+    that fails leaves whatever was at ``dest`` untouched, and its message says so.
+
     A mirror copy that fails its checksum is skipped with a warning and the URL is tried.
     Raises UnsafePath (a name or mirror path leaving its directory, before any file is opened),
-    ChecksumMismatch (file removed; message has expected and actual) or DataUnavailable (not
-    obtainable here; the message says why and what to do).
+    ChecksumMismatch (message has expected and actual) or DataUnavailable (not obtainable here;
+    the message says why and what to do).
     """
     safe_name(dataset, "dataset name")
     safe_name(spec["name"], f"file name of dataset '{dataset}':")
@@ -343,10 +349,39 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     expected, locked = expected_sha(spec, dest)
+    present = None
+    if dest.exists():
+        present = sha256_file(dest)
+        if expected is not None and present == expected:
+            log(f"{dataset}: {spec['name']} already here and verified (sha256 {present}); kept, "
+                f"not fetched again")
+            return Fetched(spec["name"], "kept", str(dest), present, locked)
+    staging = dest.with_name(f".{dest.name}.fetching")
+    try:
+        return _obtain(dataset, spec, dest, staging, mirror, src_mirror, log, obtain, expected, locked)
+    except (DataUnavailable, ChecksumMismatch, NetworkUnavailable) as exc:
+        if present is None:
+            raise
+        why = "no checksum is recorded for it" if expected is None else \
+            f"its sha256 is {present}, expected {expected}"
+        note = (f" The file already at {dest} was kept untouched ({why}); it is replaced only by "
+                f"bytes that verify.")
+        if isinstance(exc, DataUnavailable):
+            raise DataUnavailable(dataset, exc.reason + note) from None
+        exc.args = (str(exc) + note,)
+        raise
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+def _obtain(dataset: str, spec: dict, dest: Path, staging: Path, mirror, src_mirror: Path | None,
+            log, obtain: str, expected: str | None, locked: bool) -> Fetched:
+    """Obtain the bytes of ``spec`` into ``staging``, verify them, move them onto ``dest``."""
     tried: list[str] = []
 
     def finish(origin: str, location: str, label: str) -> Fetched:
-        actual = check(dest, expected, label)
+        actual = check(staging, expected, label)
+        os.replace(staging, dest)
         if spec["sha256"] == LOCK and expected is None:
             write_lock(dest, actual, location)
             log(f"{dataset}: recorded sha256 {actual} of {location} in {lock_path(dest)}")
@@ -359,13 +394,13 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
             raise DataUnavailable(dataset, f"the configured file {src} does not exist. "
                                   f"Put the file there or fix `path` of '{spec['name']}' in "
                                   f"config.yaml (datasets.{dataset}.files).")
-        _copy_mirror(src, dest, {**spec, "mirror_sha256": None})
+        _copy_mirror(src, staging, {**spec, "mirror_sha256": None})
         return finish("path", str(src), f"{src} (copied to {dest})")
 
     if src_mirror is not None:
         if src_mirror.exists():
             try:
-                _copy_mirror(src_mirror, dest, spec)
+                _copy_mirror(src_mirror, staging, spec)
                 return finish("mirror", str(src_mirror), f"{src_mirror} (copied to {dest})")
             except ChecksumMismatch as exc:
                 tried.append(f"the mirror copy is corrupt ({exc})")
@@ -382,11 +417,11 @@ def fetch_file(dataset: str, spec: dict, dest: str | os.PathLike, mirror: str | 
 
     try:
         if spec.get("socrata"):
-            url = download_socrata(spec["socrata"], dest, log=log)
+            url = download_socrata(spec["socrata"], staging, log=log)
             return finish("socrata", url, f"{url} (saved as {dest})")
         if spec.get("url"):
             log(f"{dataset}: downloading {spec['url']}")
-            download(spec["url"], dest, expected)
+            download(spec["url"], staging, expected)
             return finish("url", spec["url"], f"{spec['url']} (saved as {dest})")
         tried.append("no download URL is configured for it")
     except NetworkUnavailable as exc:

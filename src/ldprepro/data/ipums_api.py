@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
 from ldprepro.pipeline.errors import DataUnavailable
-from ldprepro.data.fetch import check, lock_path, read_lock, sha256_file, short_reason, write_lock
+from ldprepro.data.fetch import RawFileChanged, lock_path, read_lock, sha256_file, short_reason, write_lock
 
 KEY_ENV = "IPUMS_API_KEY"
 API_URL = "https://api.ipums.org"
@@ -112,8 +114,9 @@ def locate_extract(dataset: str, entry: dict, raw_dir: str | Path, extract_dir: 
     prev = _downloaded(raw_dir)
     if prev:
         data, ddi = prev
-        expected = read_lock(data)
-        actual = check(data, expected, str(data))
+        actual = sha256_file(data)  # a mismatch leaves the extract in place (it took hours to obtain)
+        if actual != read_lock(data):
+            raise RawFileChanged(str(data), read_lock(data), actual, f"lock file {lock_path(data)}")
         return data, ddi, {"route": "IPUMS API (earlier download)", "data": str(data),
                            "ddi": str(ddi), "sha256": actual}
     key = os.environ.get(KEY_ENV)
@@ -160,7 +163,14 @@ def submit_and_download(dataset: str, entry: dict, raw_dir: Path, key: str,
         log(f"{dataset}: submitted IPUMS extract {extract.extract_id}; waiting for it")
         client.wait_for_extract(extract)
         raw_dir.mkdir(parents=True, exist_ok=True)
-        client.download_extract(extract, download_dir=raw_dir)
+        # into a hidden folder beside the raw files, moved in only once the download is complete
+        staging = Path(tempfile.mkdtemp(prefix=".download.", dir=raw_dir))
+        try:
+            client.download_extract(extract, download_dir=staging)
+            for part in sorted(staging.iterdir()):
+                os.replace(part, raw_dir / part.name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - ipumspy and requests raise many types
         reason = api_failure_reason(exc, key)
     if reason is not None:  # raised outside the handler: no chained exception to leak the key

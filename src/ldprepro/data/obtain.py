@@ -9,12 +9,14 @@ before it propagates; :func:`exit_if_unavailable` turns it into exit status 1 wi
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Iterator
 
 from ldprepro.data.entries import needed_files
 from ldprepro.data.fetch import Fetched, fetch_file
 from ldprepro.pipeline.errors import DataUnavailable
+from ldprepro.pipeline.io import atomic_write_text
 from ldprepro.pipeline.status import record_unavailable
 
 
@@ -40,10 +42,27 @@ def unavailable_recorded(dataset: str, target: str | None = None, root: str | Pa
 
 
 def fetch(dataset: str, entry: dict, name: str, dest: str | Path, mirror: str = "",
-          log=print) -> Fetched:
+          log=print, verified: str | Path | None = None) -> Fetched:
+    """Put the verified raw file ``name`` at ``dest`` (kept when it is already there and verifies);
+    then, when ``verified`` is given, write there the record of the verification the download job
+    declares as its output (:func:`write_verified`)."""
     with unavailable_recorded(dataset, str(dest), log=log):
-        return fetch_file(dataset, file_spec(entry, name), dest, mirror, log=log,
-                          obtain=entry.get("obtain", ""))
+        got = fetch_file(dataset, file_spec(entry, name), dest, mirror, log=log,
+                         obtain=entry.get("obtain", ""))
+    if verified is not None:
+        write_verified(verified, dest, got)
+    return got
+
+
+def write_verified(record: str | Path, dest: str | Path, got: Fetched) -> None:
+    """The download job's output ``data/verified/<dataset>/<name>.json``: which raw file was
+    verified, its sha256 and size. The raw file itself is not a Snakemake output, so that no rerun
+    of the download job (a newer script, an old modification time, ``--forcerun``) can delete it
+    before the job runs; the job keeps a raw file that still verifies (issue 54). Deterministic
+    bytes: where the file came from is in the job log, not here."""
+    body = {"file": str(dest), "name": got.name, "sha256": got.sha256, "size": Path(dest).stat().st_size,
+            "checksum_from": "lock file" if got.locked else "config"}
+    atomic_write_text(record, json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
 def exit_if_unavailable(main) -> None:

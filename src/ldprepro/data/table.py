@@ -129,7 +129,7 @@ def _numeric(table: Table, col: Column, s: pd.Series) -> pd.Series:
     inf = np.isinf(arr)
     if inf.any():
         i = _first(inf)
-        raise _bad(table, col.name, s.index[i], f"non-finite value {arr[i]!r}")
+        raise _bad(table, col.name, s.index[i], f"non-finite value {float(arr[i])!r}")
     if col.domain != OBSERVED:
         lo, hi = col.domain
         out = (arr < lo) | (arr > hi)

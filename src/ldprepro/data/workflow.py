@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ldprepro.data.entries import needed_files
+from ldprepro.data.entries import RAW_ROOT, needed_files
+
+#: where the download jobs record the raw files they verified (their declared outputs)
+VERIFIED_ROOT = "data/verified"
 
 NOT_FILE_KINDS = ("synthetic", "ipums")
 
@@ -24,9 +27,15 @@ def constraint(datasets: dict, group: str) -> str:
     return alternation(names(datasets, kinds=(group,)))
 
 
-def raw_inputs(datasets: dict, dataset: str) -> dict[str, str]:
-    """{file name: data/raw/<dataset>/<file name>} of the files a dataset needs."""
-    return {f["name"]: f"data/raw/{dataset}/{f['name']}" for f in needed_files(datasets[dataset])}
+def verified_inputs(datasets: dict, dataset: str) -> dict[str, str]:
+    """{file name: data/verified/<dataset>/<file name>.json}: the download jobs' records of the raw
+    files a dataset needs (the raw files themselves are not Snakemake outputs; data.smk)."""
+    return {f["name"]: f"{VERIFIED_ROOT}/{dataset}/{f['name']}.json" for f in needed_files(datasets[dataset])}
+
+
+def raw_paths(dataset: str, names) -> dict[str, str]:
+    """{file name: data/raw/<dataset>/<file name>}."""
+    return {name: str(RAW_ROOT / dataset / name) for name in names}
 
 
 def targets(datasets: dict) -> list[str]:

@@ -136,6 +136,13 @@ THEORY_NOTE = {("hiera", "abs_error"): "HierA: MAE of the unclipped estimator"}
 #: declared by the jobs, ``ldprepro.experiments.mean``): the MAE's is the normal approximation
 APPROXIMATE_NOTE = {"abs_error": "MAE: normal approximation √(2/π)·√(Σ Var)/n, not exact"}
 #: the y-label suffix for errors of attributes mapped to [−1, 1] (``panel_values``)
+#: the y label of a figure that declares none (issue 54: the raw key `sq_error` was shown)
+METRIC_LABELS = {
+    "sq_error": "mean squared error of the mean estimate",
+    "abs_error": "mean absolute error of the mean estimate",
+    "misclassification_rate": "misclassification rate",
+    "test_mse": "test mean squared error",
+}
 RESCALED = "(attribute rescaled to [−1, 1])"
 
 
@@ -351,7 +358,7 @@ def plot_mean_figure(
             _log_limits(ax, curves, levels)
             plain_log_ticks(ax)
         ax.set_title(panel.get("title", panel["dataset"]))
-        ylabel = panel.get("ylabel", fig_cfg.get("ylabel", metric))
+        ylabel = panel.get("ylabel", fig_cfg.get("ylabel", METRIC_LABELS.get(metric, metric)))
         if fig_cfg.get("kind", "mean") == "mean" and "[−1, 1]" not in ylabel:
             ylabel += "\n" + RESCALED
         ax.set_ylabel(ylabel)

@@ -13,7 +13,10 @@ under ``data/processed``, ``results`` or ``figures`` that is
   PNG without its signature or ``IEND`` end, an SVG without ``</svg>``, a JSON file that does not
   parse)
 
-is removed, with a line saying which file and why. Snakemake then sees it missing and rebuilds it,
+is removed, with a line saying which file and why. A download job's record under ``data/verified``
+whose raw file is gone or has another size is removed too (the raw files are not Snakemake outputs,
+so that no rerun deletes them; their record stands in for them in the job graph): the run fetches
+the file again. Snakemake then sees it missing and rebuilds it,
 and by modification time everything downstream of it; nothing reads it meanwhile. Snakemake's own
 mechanisms cannot do this: ``ensure(non_empty=True)`` is checked only after a job ran, and an
 existing output is never re-checked against what its job wrote.
@@ -26,11 +29,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
 #: the folders of outputs checked at the start of a run (relative to the working directory)
-OUTPUT_ROOTS = ("data/processed", "results", "figures")
+OUTPUT_ROOTS = ("data/verified", "data/processed", "results", "figures")
+#: the download jobs' records of the raw files they verified (ldprepro.data.obtain.write_verified)
+VERIFIED_ROOT = "data/verified"
+#: the raw files' folder: only its killed downloads' temporaries are removed here
+RAW_ROOT = "data/raw"
+#: ``.<name>.<8 random characters><suffix>`` (tempfile.mkstemp in ``atomic_path``) or ``.<name>.fetching``
+_TEMPORARY = re.compile(r"^\..+\.([a-z0-9_]{8}[^/]*|fetching)$")
 #: kinds of output checked without a sidecar (by their own structure)
 CHECKED_SUFFIXES = (".parquet", ".png", ".svg", ".json", ".rst", ".html", ".md")
 CHUNK = 1 << 20
@@ -100,10 +111,26 @@ def _structure(path: Path) -> str | None:
     return None
 
 
+def _raw_gone(record: Path) -> str | None:
+    """Why the raw file a download job's record names can no longer stand behind it, None when it
+    is there with the recorded size (its bytes are verified again before they are read)."""
+    body = json.loads(record.read_text(encoding="utf-8"))
+    if not isinstance(body, dict) or not isinstance(body.get("file"), str) or not isinstance(body.get("size"), int):
+        return "is not a download job's record (no 'file' and 'size')"
+    raw = Path(body["file"])
+    if not raw.exists():
+        return f"records {raw}, which is gone"
+    if raw.stat().st_size != body["size"]:
+        return f"records {raw} at {body['size']} bytes; it now has {raw.stat().st_size}"
+    return None
+
+
 def damage(path: str | os.PathLike) -> str | None:
     """Why the existing output ``path`` must not be used, None when it is intact."""
     path = Path(path)
     try:
+        if path.is_relative_to(VERIFIED_ROOT) and path.suffix == ".json" and not _structure(path):
+            return _raw_gone(path)
         if path.stat().st_size == 0:
             return "is empty (0 bytes)"
         want = recorded(path)
@@ -147,9 +174,35 @@ def repair(roots=OUTPUT_ROOTS, log=_stderr, locks: str | os.PathLike = ".snakema
             path.unlink(missing_ok=True)
             sidecar(path).unlink(missing_ok=True)
             removed.append((str(path), reason))
-            log(f"ldprepro: {path} {reason}; removed, so this run rebuilds it and what depends on it.")
+            log(
+                f"ldprepro: {path} {reason}; removed. A run whose targets need it rebuilds it and what depends "
+                f"on it (the plain `snakemake` always does)."
+            )
     for root in map(Path, roots):
         for orphan in root.rglob(".*.sha256") if root.is_dir() else []:
             if not orphan.with_name(orphan.name[1 : -len(".sha256")]).exists():
                 orphan.unlink(missing_ok=True)
+    for stale in temporaries((*roots, RAW_ROOT)):
+        stale.unlink(missing_ok=True) if stale.is_file() else shutil.rmtree(stale, ignore_errors=True)
+        log(f"ldprepro: {stale} is a temporary file a killed job left behind; removed.")
     return removed
+
+
+def temporaries(roots) -> list[Path]:
+    """The hidden temporaries a killed job leaves under ``roots`` (issue 54: a 65 KB
+    ``figures/benchmark/.mean_winners.png.<random>.png`` stayed forever): ``atomic_path``'s
+    ``.<name>.<random><suffix>`` beside the file it was to become, a download's ``.<name>.fetching``
+    and a Socrata or IPUMS download's ``.pages.*``/``.download.*`` folders. Sidecars
+    (``.<name>.sha256``) are not temporaries. Only called while no run holds the lock."""
+    found = []
+    for root in map(Path, roots):
+        if not root.is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            here = Path(folder)
+            found += [here / d for d in dirs if d.startswith((".pages.", ".download."))]
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                if name.startswith(".") and not name.endswith(".sha256") and _TEMPORARY.match(name):
+                    found.append(here / name)
+    return sorted(found)

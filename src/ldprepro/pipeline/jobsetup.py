@@ -132,6 +132,8 @@ def start(smk) -> logging.Logger:
 
     def excepthook(kind, value, tb):
         log.error("job failed", exc_info=(kind, value, tb))
+        if issubclass(kind, MemoryError):
+            log.error(memory_hint(smk, name, value))
         sys.__excepthook__(kind, value, tb)
 
     sys.excepthook = excepthook
@@ -150,6 +152,20 @@ def start(smk) -> logging.Logger:
         # other job refuses to run a plugin whose declared law fails the check
         registry.require_verified_plugins("report" if smk.rule.startswith(JUDGING_RULES) else "strict")
     return log
+
+
+def memory_hint(smk, name: str, error) -> str:
+    """What a job that ran out of memory says (issue 54 item 4): the resource, its declared value and
+    how to raise it."""
+    declared = getattr(getattr(smk, "resources", None), "mem_mb", None)
+    rule = getattr(smk, "rule", "job")
+    return (
+        f"{name}: out of memory ({type(error).__name__}: {str(error)[:200]}); its mem_mb resource is "
+        f"{declared} MB (ldprepro.pipeline.resources, from the data's size, the repetitions, the ε count and "
+        f"the users). Raise it: snakemake --set-resources {rule}:mem_mb=<MB> (or under set-resources in your "
+        f"profile, e.g. profiles/slurm/config.yaml); a machine with less memory than that needs fewer "
+        f"repetitions (reps, test_reps) or smaller sizes."
+    )
 
 
 #: rules that report a plugin's unverifiable law instead of failing on it (docs/audit.md), by the

@@ -374,6 +374,25 @@ BOOLEAN_WORDS = {
 }
 
 
+#: what Snakemake writes to its log when the run is interrupted (Ctrl-C, SIGTERM)
+INTERRUPTED = "Terminating processes on user request"
+
+
+def stop_line(logfile: str | os.PathLike | None) -> str:
+    """The first line ``onerror`` prints: an interrupted run (Snakemake's log says so) is not
+    called an error (issue 54: after Ctrl-C it said "the run stopped with an error")."""
+    try:
+        text = Path(logfile).read_text(encoding="utf-8", errors="replace") if logfile else ""
+    except OSError:
+        text = ""
+    if INTERRUPTED in text:
+        return (
+            "ldprepro: the run was interrupted before it finished; run the same command again to finish it "
+            "(the outputs it left half written are rebuilt)."
+        )
+    return "ldprepro: the run stopped with an error (the failing job's log is named above)."
+
+
 def load_yaml(text: str):
     """``yaml.safe_load(text)`` with libyaml's safe loader when PyYAML has it: the same objects, in
     about a tenth of the time (for the project's own files: the schema, the papers' claims.yaml)."""

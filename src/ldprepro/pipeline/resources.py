@@ -47,6 +47,14 @@ SAFETY_MEM = 1.5
 SAFETY_TIME = 2.0
 #: Minutes added to every runtime for the job's own Snakemake start on a cluster node (the parse).
 RUNTIME_ALLOWANCE_MIN = 1
+#: What one repetition at one ε of one mechanism costs a mean-estimation job beyond its data, whatever
+#: the calibration (issue 54 item 4: the calibrated lines are flat in the repetitions, so ``reps:
+#: 10000000`` was declared like ``reps: 20`` and died in numpy's ArrayMemoryError): its two result rows
+#: and its generator, held until the job writes its table. Measured on mean_error_rows + its DataFrame
+#: (20,000 repetitions, 10 and 1,000 users, Laplace and PM): a peak of 1,990 bytes (tracemalloc) and
+#: 20-29 µs of CPU per repetition.
+REP_BYTES = 2000
+REP_SECONDS = 30e-6
 #: Families whose calibration has no data and no fallback get these (MB, minutes); see docs/cluster.md.
 UNCALIBRATED = (2000, 30)
 #: A family with no measured job is declared with the line of the family named here.
@@ -168,6 +176,19 @@ def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | No
     return 0, 0  # render, tables, data_ipums: a constant (the measured envelope)
 
 
+def repetitions_held(family: str, entry: dict | None = None) -> int:
+    """Repetitions × ε × swept settings × mechanisms a mean-estimation job computes and holds (0 for
+    the other families): the term of :data:`REP_BYTES` and :data:`REP_SECONDS`."""
+    entry = entry or {}
+    base, _, kind = family.partition(".")
+    if base not in ("figure_job", "benchmark_job") or (kind or entry.get("kind", "mean")) != "mean":
+        return 0
+    reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
+    sweep = _count(entry.get("sizes", entry.get("sweep", 1)))
+    mechanisms = _count(entry.get("job_mechanisms", 1)) * _count(entry.get("job_panels", 1))
+    return reps * _count(entry.get("eps")) * sweep * mechanisms
+
+
 def synthetic_entry(datasets: dict, name: str, scale: str) -> dict:
     """``{"size": rows}`` a data_synthetic job draws: the dataset's ``options.size`` at ``scale``."""
     size = (datasets[name].get("options") or {}).get("size", 0)
@@ -227,16 +248,18 @@ class Model:
             seen = FALLBACK[seen]
         return self.lines.get(seen)
 
-    def declare(self, family: str, size: float, work: float, attempt: int = 1) -> tuple[int, int]:
-        """(mem_mb, runtime minutes) declared for a job (module docstring)."""
+    def declare(self, family: str, size: float, work: float, attempt: int = 1, repetitions: int = 0) -> tuple[int, int]:
+        """(mem_mb, runtime minutes) declared for a job (module docstring), plus what its
+        ``repetitions`` (:func:`repetitions_held`) hold and take beyond the calibrated line."""
         attempt = max(1, int(attempt))
         line = self.line(family)
         if line is None:
             mem, minutes = UNCALIBRATED
             return mem * attempt, minutes * attempt
         (am, bm), (at, bt) = line["mem"], line["time"]
-        mem = (SAFETY_MEM * (am + bm * size) + self.snakemake_rss_mb) * attempt
-        minutes = (SAFETY_TIME * (at + bt * work) / 60.0 + RUNTIME_ALLOWANCE_MIN) * attempt
+        held_mb, held_s = repetitions * REP_BYTES / 1e6, repetitions * REP_SECONDS
+        mem = (SAFETY_MEM * (am + bm * size + held_mb) + self.snakemake_rss_mb) * attempt
+        minutes = (SAFETY_TIME * (at + bt * work + held_s) / 60.0 + RUNTIME_ALLOWANCE_MIN) * attempt
         return int(math.ceil(mem / 100.0) * 100), int(math.ceil(minutes))
 
 
@@ -283,14 +306,14 @@ def callables(
         # sized from its config entry alone
         crd = card_size(given) if isinstance(given, str) else None
         input_mb = float(input.size_mb) if sized_by_input else 0.0
-        return fam, job_sizes(fam, ent, crd, input_mb)
+        return fam, job_sizes(fam, ent, crd, input_mb), repetitions_held(fam, ent)
 
     def mem_mb(wildcards, input, threads, attempt):
-        fam, (size, work) = sizes(wildcards, input)
-        return model.declare(fam, size, work, attempt)[0]
+        fam, (size, work), reps = sizes(wildcards, input)
+        return model.declare(fam, size, work, attempt, reps)[0]
 
     def runtime(wildcards, input, threads, attempt):
-        fam, (size, work) = sizes(wildcards, input)
-        return model.declare(fam, size, work, attempt)[1]
+        fam, (size, work), reps = sizes(wildcards, input)
+        return model.declare(fam, size, work, attempt, reps)[1]
 
     return {"mem_mb": mem_mb, "runtime": runtime}

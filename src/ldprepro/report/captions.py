@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ldprepro.claims.tables import effect_text, p_text
+from ldprepro.report.markup import rst_text
 
 #: config keys shown as the figure's parameters (in this order), with their readable names
 PARAMETERS = {
@@ -45,30 +46,24 @@ def parameters_text(entry: dict) -> list[str]:
     ]
 
 
-def _escape(text: str) -> str:
-    """Plain text inside rst (``*`` and backquotes are markup) and Jinja (the report renders
-    captions as Jinja templates: ``{{``/``{%`` must stay literal)."""
-    return str(text).replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`").replace("|", "\\|")
-
-
 def claim_line(r) -> str:
     """'**holds** — claim (scope). test: effect [CI], p (Holm), n = 400'."""
     role = " [our stand-in data: does not count as reproducing the paper]" if r.data_role == "substitute" else ""
     n = "" if pd.isna(r.n_reps) else f", n = {int(r.n_reps)}"
     p = "" if pd.isna(r.p_value) else f", p = {p_text(r)}"
-    test = f" Test: {_escape(r.test)}: {effect_text(r)}{p}{n}." if r.verdict != "not testable" else ""
-    why = f" {_escape(r.evidence)}" if r.verdict == "not testable" else ""
+    test = f" Test: {rst_text(r.test)}: {effect_text(r)}{p}{n}." if r.verdict != "not testable" else ""
+    why = f" {rst_text(r.evidence)}" if r.verdict == "not testable" else ""
     robust = getattr(r, "robustness", "—")
     if isinstance(robust, str) and robust.startswith("depends on"):
-        why += f" Not robust to our readings: {_escape(robust.removeprefix('depends on: '))}."
-    return f"- Verdict: **{r.verdict}** — {_escape(r.claim)} ({_escape(r.scope)}){role}.{test}{why}"
+        why += f" Not robust to our readings: {rst_text(robust.removeprefix('depends on: '))}."
+    return f"- Verdict: **{r.verdict}** — {rst_text(r.claim)} ({rst_text(r.scope)}){role}.{test}{why}"
 
 
 def figure_caption(title: str, prose: str, claims: pd.DataFrame, entry: dict, unavailable: dict[str, str]) -> str:
     """The rst caption of one figure (see the module docstring)."""
     lines = [
         "{% raw %}",
-        f"**{_escape(title)}**",
+        f"**{rst_text(title)}**",
         "",
         prose.strip(),
         "",
@@ -81,10 +76,10 @@ def figure_caption(title: str, prose: str, claims: pd.DataFrame, entry: dict, un
         lines.append("- Verdict: **not testable** — no claim of the paper is attached to this figure.")
     params = parameters_text(entry)
     if params:
-        lines += ["", "**Parameters**", ""] + [f"- {_escape(p)}" for p in params]
+        lines += ["", "**Parameters**", ""] + [f"- {rst_text(p)}" for p in params]
     if unavailable:
         lines += ["", "**Not available here**", ""] + [
-            f"- {ds}: {_escape(why)}" for ds, why in sorted(unavailable.items())
+            f"- {rst_text(ds)}: {rst_text(why)}" for ds, why in sorted(unavailable.items())
         ]
     lines += ["{% endraw %}", ""]
     return "\n".join(lines)

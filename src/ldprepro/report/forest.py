@@ -16,7 +16,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-from ldprepro.report.plotting import PALETTE, plt, save_figure
+from ldprepro.report.plotting import PALETTE, literal_text, plt, save_figure
 
 MAX_POINTS = 30
 COLOURS = {"claim": PALETTE["blue"], "against": PALETTE["vermillion"], "none": PALETTE["grey"]}
@@ -97,5 +97,6 @@ def draw_forest(
     for ax, c in zip(axes[:, 0], with_points):
         role = "" if c.data_role == "paper" else f" [{c.data_role} data]"
         _panel(ax, points[points["claim_id"] == c.claim_id], f"{c.verdict.upper()}: {c.claim}{role}")
+    literal_text(fig)  # before the layout measures the texts (declared claims: never mathtext)
     fig.tight_layout()  # fits the panels to the canvas: written uncropped (one text-measuring pass less)
     save_figure(fig, png, svg, crop=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -19,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.layout_engine import PlaceHolderLayoutEngine  # noqa: E402
+from matplotlib.ticker import Formatter  # noqa: E402
 
 from ldprepro.pipeline.io import atomic_path  # noqa: E402
 
@@ -279,6 +281,56 @@ def draw_ratio_panel(ax, curves: dict, styles: dict, cap: float = 3.0) -> None:
 SAVE_DPI = 150
 
 
+class _LiteralTicks(Formatter):
+    """A formatter of declared tick labels (fixed labels, category names) whose ``$`` are drawn
+    as written (``\\$``: mathtext's literal dollar)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def __call__(self, x, pos=None):
+        return str(self.inner(x, pos)).replace("$", "\\$")
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
+
+    def set_locs(self, locs):
+        super().set_locs(locs)
+        self.inner.set_locs(locs)
+
+
+def literal_text(fig) -> None:
+    """Every text of ``fig`` drawn as written, never as mathtext (issue 54 item 2): titles, panel
+    titles, axis labels, legend entries, badges, notes and declared tick labels carry declared text
+    (a title or a mechanism label with ``$…$`` was typeset as math, and an unbalanced one stopped
+    the render). Numeric tick labels and the axes' offset text are left to their formatters (log
+    axes write ``$\\mathdefault{10^{-3}}$``); no text of ours uses mathtext. Call it before a layout
+    measures the texts (:func:`save_figure` does)."""
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    formatted = set()
+    for ax in fig.axes:
+        for axis in ax._axis_map.values():
+            for which in ("major", "minor"):
+                fmt = getattr(axis, f"get_{which}_formatter")()
+                # set_ticks(labels=...) gives a FuncFormatter; no formatter of ours writes mathtext
+                if isinstance(fmt, FixedFormatter | FuncFormatter | StrCategoryFormatter):
+                    getattr(axis, f"set_{which}_formatter")(_LiteralTicks(fmt))
+            formatted.update(map(id, axis.get_ticklabels(which="both")))
+            formatted.add(id(axis.get_offset_text()))
+    for text in fig.findobj(Text):
+        if id(text) in formatted:
+            continue
+        if text.get_wrap():  # matplotlib wraps by measuring mathtext whatever parse_math says
+            text.set_text(re.sub(r"(?<!\\)\$", r"\\$", text.get_text()))
+        else:
+            text.set_parse_math(False)
+
+
 def save_figure(
     fig, png: str | os.PathLike, svg: str | os.PathLike | None = None, claims=None, crop: bool = True
 ) -> None:
@@ -293,6 +345,7 @@ def save_figure(
         raise ValueError("verdict badges sit under the canvas: a figure with claims is written cropped")
     if badges:
         add_verdicts(fig, claims)
+    literal_text(fig)
     if crop:
         bbox = _fix_layout(fig)
     else:

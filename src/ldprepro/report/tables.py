@@ -6,7 +6,6 @@ the jobs' own log lines) plus the configuration; nothing is typed in.
 
 from __future__ import annotations
 
-import html
 import json
 import platform
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ldprepro.pipeline.io import atomic_write_text
+from ldprepro.report.markup import html_text, markdown_text
 
 PACKAGES = ["ldprepro", "snakemake", "numpy", "pandas", "scipy", "scikit-learn", "matplotlib", "pyarrow", "requests"]
 GLANCE_START = "<!-- results-at-a-glance:start -->"
@@ -28,8 +28,8 @@ def _page(title: str, body: str) -> str:
         "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top} th{background:#eee}"
     )
     return (
-        f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head>"
-        f"<body><h2>{html.escape(title)}</h2>{body}</body></html>"
+        f"<html><head><meta charset='utf-8'><title>{html_text(title)}</title><style>{style}</style></head>"
+        f"<body><h2>{html_text(title)}</h2>{body}</body></html>"
     )
 
 
@@ -52,6 +52,15 @@ def claims_html(paths) -> str:
     return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
 
 
+#: what an audit verdict rests on (issue 54 item 5; docs/audit.md "What the audit proves")
+AUDIT_SCOPE = (
+    "The exact loss is that of the law each mechanism declares (its pmf/pdf). Its sampler is checked "
+    "against that law with a finite number of draws (column 'proves'), so a sampler that deviates from "
+    "its declared law only on outputs rarer than about one in that many draws cannot be excluded: "
+    "'holds' means the declared law meets the claimed ε and no deviation of the sampler was seen."
+)
+
+
 def audit_html(audit: pd.DataFrame) -> str:
     cols = [
         "family",
@@ -63,13 +72,15 @@ def audit_html(audit: pd.DataFrame) -> str:
         "fpr",
         "trials",
         "verdict",
+        "proves",
         "presented_as_ldp",
         "claim_source",
         "notes",
     ]
     return _page(
         "Privacy audit: claimed vs exact vs empirical ε",
-        audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"),
+        f"<p>{html_text(AUDIT_SCOPE)}</p>"
+        + audit[[c for c in cols if c in audit.columns]].to_html(index=False, float_format="%.4g"),
     )
 
 
@@ -83,13 +94,13 @@ def data_cards_html(cards: list[dict], unavailable: dict | None = None) -> str:
         }
         cols = pd.DataFrame(card.get("columns", []))
         parts.append(
-            f"<h3>{html.escape(str(card.get('dataset')))}</h3>"
+            f"<h3>{html_text(str(card.get('dataset')))}</h3>"
             + pd.DataFrame([summary]).to_html(index=False)
-            + f"<p>dropped: {html.escape(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
+            + f"<p>dropped: {html_text(json.dumps(card.get('dropped', {}), default=str)[:2000])}</p>"
             + (cols.to_html(index=False) if len(cols) else "")
         )
     for name, reason in sorted((unavailable or {}).items()):
-        parts.append(f"<h3>{html.escape(name)}</h3><p><b>not available here</b>: {html.escape(reason)}</p>")
+        parts.append(f"<h3>{html_text(name)}</h3><p><b>not available here</b>: {html_text(reason)}</p>")
     return _page("Data cards", "".join(parts))
 
 
@@ -135,7 +146,7 @@ def provenance_html(config: dict, job_logs, figures: list[dict] | None = None) -
 
     body = (
         "<h3>Scale and seeds</h3>"
-        f"<p>scale: <b>{html.escape(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
+        f"<p>scale: <b>{html_text(str(config.get('scale')))}</b>; base seed: <b>{config.get('seed')}</b>. "
         "Every job's generator is SeedSequence(seed, spawn_key = sha256 of the job's parameters).</p>"
         "<h3>Figures: built, partial (some panels 'not available'), not reproducible here</h3>"
         + status.to_html(index=False)
@@ -144,7 +155,7 @@ def provenance_html(config: dict, job_logs, figures: list[dict] | None = None) -
         + "<h3>Package versions</h3>"
         + versions.to_html(index=False)
         + "<h3>Configuration</h3><pre>"
-        + html.escape(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        + html_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
         + "</pre>"
     )
     return _page("Provenance", body)
@@ -162,10 +173,10 @@ def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
     ]
     for f in figures:
         c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
-        status = f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
+        status = f["status"] + (f" ({markdown_text(f['reason'])})" if f.get("reason") else "")
         thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
         lines.append(
-            f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdict_counts(c, 'paper')} | "
+            f"| {f['paper']} | {f['figure']}: {markdown_text(f.get('title', ''))} | {status} | {verdict_counts(c, 'paper')} | "
             f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |"
         )
     return "\n".join(lines) + "\n"
@@ -201,14 +212,15 @@ def datasets_markdown(cards: list[dict]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for c in sorted(cards, key=lambda c: c["dataset"]):
-        dropped = "; ".join(f"{d['reason']}: {d['rows']:,}" for d in c.get("dropped", [])) or "—"
+        dropped = "; ".join(f"{markdown_text(d['reason'])}: {d['rows']:,}" for d in c.get("dropped", [])) or "—"
         types: dict[str, int] = {}
         for col in c.get("columns", []):
             types[col["type"]] = types.get(col["type"], 0) + 1
         cols = ", ".join(f"{n} {t}" for t, n in types.items())
         views = "; ".join(f"{k}: {v['rows']:,}" for k, v in (c.get("views") or {}).items()) or "—"
         lines.append(
-            f"| `{c['dataset']}` | {c.get('kind', '')} | {c['rows_before_cleaning']:,} | {c['rows_after_cleaning']:,} "
-            f"| {dropped.replace('|', '/')} | {cols} | {views} |"
+            # the name in a code span: dataset names are [a-z][a-z0-9_]* (config schema)
+            f"| `{c['dataset']}` | {markdown_text(c.get('kind', ''))} | {c['rows_before_cleaning']:,} "
+            f"| {c['rows_after_cleaning']:,} | {dropped} | {cols} | {views} |"
         )
     return "\n".join(lines) + "\n"
