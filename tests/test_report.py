@@ -28,6 +28,7 @@ def test_glance_markdown_counts_paper_and_substitute_verdicts_apart():
         },
     ]
     md = report.glance_markdown(figs, claims)
+    assert md.startswith("Headline, on the papers' data: experimental claims (3): 2 holds, 1 does not hold")
     assert (
         "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | 1 inconclusive | "
         "<a href='docs/figures/dct_fig2.png'>"

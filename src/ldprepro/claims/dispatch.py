@@ -63,10 +63,26 @@ def _combine(existing: str, new: str) -> str:
     return existing if new == "robust" else f"{existing}; {new}"
 
 
+def headline_fields(d: dict, figure: str) -> dict:
+    """How a declaration's rows count in the headline (docs/verdicts-standard.md, "Findings are
+    counted once"): a theorem's ``finding`` counts only in its ``counted_in`` figure; a
+    reconstructed claim, or a row declared ``counted: false`` (an "(ours, stricter)" split), never."""
+    finding = str(d.get("finding") or "")
+    counted = bool(d.get("counted", True)) and not d.get("reconstructed") and (not finding or d["counted_in"] == figure)
+    return {
+        "statement": "theorem" if finding else "experimental",
+        "finding": finding,
+        "counted": counted,
+        "reconstructed": bool(d.get("reconstructed", False)),
+    }
+
+
 def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
     """The claims of one declaration and, under each declared alternative reading, their
     robustness (the alternatives' claims are decided, compared and dropped)."""
     claims = decide(res, d, datasets)
+    for name, value in headline_fields(d, res.figure).items():
+        _amend(claims, name, lambda _old, value=value: value)
     alternatives = d.get("alternatives") or []
     if not alternatives:
         return claims
@@ -196,6 +212,8 @@ def claims_for(
             if missing:
                 note = "panels not available here: " + ", ".join(missing)
                 _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)
+                panels = f"{len(datasets) - len(missing)} of {len(datasets)} panels"
+                _amend(claims, "panels", lambda _old, panels=panels: panels)
             rows += claims
         _group_rulerobustness(by_rule)
         rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)

@@ -26,11 +26,62 @@ def _cell(text) -> str:
     return str(text).replace("|", "/").replace("\n", " ")
 
 
-def verdict_counts(claims: pd.DataFrame, role: str = "paper") -> str:
-    """'2 holds, 1 does not hold' over the claims of ``role`` (— when there are none)."""
-    c = claims[claims["data_role"] == role] if len(claims) and "data_role" in claims else claims.iloc[0:0]
-    counts = c["verdict"].value_counts()
-    return ", ".join(f"{counts[v]} {v}" for v in ORDER if v in counts) or "—"
+def headline_rows(claims: pd.DataFrame, role: str = "paper", statement: str | None = None) -> pd.DataFrame:
+    """The rows of ``role`` that count in the headline (``counted``: each finding once, no
+    reconstructed claim, no "(ours, stricter)" split), of one ``statement`` kind ("experimental",
+    "theorem") or both (None). A table without those columns counts every row."""
+    if not len(claims) or "data_role" not in claims:
+        return claims.iloc[0:0]
+    c = claims[claims["data_role"] == role]
+    if "counted" in c:
+        c = c[c["counted"].astype("boolean").fillna(True).astype(bool)]
+    if statement is not None:
+        kinds = c["statement"].fillna("experimental") if "statement" in c else pd.Series("experimental", index=c.index)
+        c = c[kinds == statement]
+    return c
+
+
+def _verdict_word(verdict: str, panels) -> str:
+    return verdict if not isinstance(panels, str) or not panels else f"{verdict} ({panels})"
+
+
+def verdict_counts(
+    claims: pd.DataFrame, role: str = "paper", statement: str | None = None, reading: str = "verdict"
+) -> str:
+    """'2 holds (1 on 1 of 4 panels), 1 does not hold' over the counted claims of ``role``
+    (``headline_rows``), in the fair reading (``reading="verdict"``) or the literal one
+    (``"verdict_strict"``); '—' when there are none. A verdict decided on fewer panels than the
+    paper shows says so."""
+    c = headline_rows(claims, role, statement)
+    if reading not in c:
+        reading = "verdict"
+    parts = []
+    for v in ORDER:
+        rows = c[c[reading] == v]
+        if not len(rows):
+            continue
+        narrowed = rows["panels"].fillna("").astype(str) if "panels" in rows else pd.Series([], dtype=str)
+        scoped = narrowed[narrowed != ""]
+        note = ""
+        if len(scoped):
+            kinds = scoped.value_counts()
+            note = " (" + ", ".join(f"{n} on {k}" for k, n in kinds.items()) + ")"
+        parts.append(f"{len(rows)} {v}{note}")
+    return ", ".join(parts) or "—"
+
+
+def headline(claims: pd.DataFrame, role: str = "paper") -> str:
+    """The headline counts: experimental claims and the findings on theorems apart, each in the
+    fair reading (the headline) and the literal one."""
+    lines = []
+    for statement, what in (("experimental", "experimental claims"), ("theorem", "theorems, lemmas and algorithms")):
+        n = len(headline_rows(claims, role, statement))
+        if n:
+            lines.append(
+                f"{what} ({n}): {verdict_counts(claims, role, statement)} "
+                f"(literal reading: {verdict_counts(claims, role, statement, 'verdict_strict')})"
+            )
+    return "; ".join(lines) or "—"
 
 
 def _level(r) -> str:
@@ -87,16 +138,22 @@ def write_claims(claims: pd.DataFrame, path: str | os.PathLike, points_path: str
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
         "| figure | claim | scope | test | effect [CI (level)] | p of the decisive point (sides; Holm within the claim) "
-        "| q (BH, whole table) | n | verdict | robust to our readings? | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| q (BH, whole table) | n | verdict (fair reading) | literal reading | robust to our readings? | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
         effect, p = effect_text(r), p_text(r)
         n = "—" if pd.isna(r.n_reps) else str(int(r.n_reps))
         q = format_p(r.q_bh) if pd.notna(r.q_bh) else "—"
+        verdict = _verdict_word(r.verdict, getattr(r, "panels", ""))
+        strict = getattr(r, "verdict_strict", r.verdict)
+        strict = "same" if strict == r.verdict else f"**{strict}**"
+        tags = " (reconstructed by us; not counted)" if getattr(r, "reconstructed", False) is True else ""
+        if getattr(r, "counted", True) is False and not tags:
+            tags = " (not counted: " + ("a repeat of this finding)" if getattr(r, "finding", "") else "ours)")
         out.append(
-            f"| {r.paper}/{r.figure} | {_cell(r.claim)} | {_cell(r.scope)} | {_cell(r.test)} | {effect} | {p} | {q} | "
-            f"{n} | **{r.verdict}** | {_cell(getattr(r, 'robustness', '—'))} | {_cell(r.evidence)} |"
+            f"| {r.paper}/{r.figure} | {_cell(r.claim)}{tags} | {_cell(r.scope)} | {_cell(r.test)} | {effect} | {p} | "
+            f"{q} | {n} | **{verdict}** | {strict} | {_cell(getattr(r, 'robustness', '—'))} | {_cell(r.evidence)} |"
         )
     return out
 
@@ -121,14 +178,37 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         "results/<paper>/<figure>/claim_points.parquet.",
         "",
     ]
+    for col, default in (("statement", "experimental"), ("counted", True), ("finding", "")):
+        if col not in claims:
+            claims[col] = default
+    lines += [
+        f"Headline, on the papers' data (each finding counted once, reconstructed claims and our stricter splits "
+        f"not counted): {headline(claims)}.",
+        "",
+    ]
     for paper, g in claims.groupby("paper", sort=False):
         lines += [f"## {paper}", ""]
+        experimental = g[g["statement"] != "theorem"]
         for role, title in (
             ("paper", "Reproductions (the paper's data or closed forms)"),
             ("substitute", "Our extension (substitute data: not a reproduction)"),
             ("user", "User experiments (claims declared in config.yaml: neither a reproduction nor our extension)"),
         ):
-            rows = g[g["data_role"] == role]
+            rows = experimental[experimental["data_role"] == role]
             if len(rows):
-                lines += [f"### {title}", "", f"Verdicts: {verdict_counts(rows, role)}.", ""] + _table(rows) + [""]
+                counts = f"Verdicts: {verdict_counts(rows, role)} (literal reading: {verdict_counts(rows, role, reading='verdict_strict')})."
+                lines += [f"### {title}", "", counts, ""] + _table(rows) + [""]
+        findings = g[(g["statement"] == "theorem") & g["counted"].astype(bool)]
+        if len(findings):
+            lines += (
+                [
+                    "### Errors in the papers' theorems and algorithms",
+                    "",
+                    "Every theorem, lemma and algorithm statement decided exactly, one row per finding (the figures that "
+                    f"cite it show it in their badges; it is counted here once). Verdicts: {verdict_counts(findings, 'paper')}.",
+                    "",
+                ]
+                + _table(findings)
+                + [""]
+            )
     return "\n".join(lines) + "\n"

@@ -150,22 +150,42 @@ def provenance_html(config: dict, job_logs, figures: list[dict] | None = None) -
     return _page("Provenance", body)
 
 
+def short_status(f: dict) -> str:
+    """A figure's status in a few words: what is missing (the datasets) and a link to the data page
+    that says why, instead of the full reasons (docs/data.md)."""
+    missing = sorted(f.get("unavailable") or {})
+    if not missing:
+        return f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
+    return f"{f['status']}: missing {', '.join(missing)} ([why](docs/data.md))"
+
+
 def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
-    """One line per paper figure: built / partial / not reproducible offline (and why), and the
-    verdicts of its claims. ``figures``: dicts with paper, figure, title, status, reason."""
-    from ldprepro.claims.tables import verdict_counts
+    """One line per paper figure: built / partial / not reproducible offline (what is missing, linked
+    to the data page), and the verdicts of its claims that count (each finding once, in the fair
+    reading; "(k of n panels)" where a verdict rests on fewer panels than the paper shows), the
+    findings on theorems apart. ``figures``: dicts with paper, figure, title, status, reason and
+    ``unavailable`` ({dataset: reason})."""
+    from ldprepro.claims.tables import headline, verdict_counts
 
     lines = [
+        f"Headline, on the papers' data: {headline(claims)}. Fair reading first (ties and differences within the "
+        "practical margin neutral, collective claims best against best), literal reading in brackets; "
+        "[docs/verdicts-standard.md](docs/verdicts-standard.md), per claim: "
+        "[docs/figures/verdicts.md](docs/figures/verdicts.md).",
+        "",
         "| paper | figure | status | verdicts on the paper's data (reproductions) | verdicts on our stand-ins "
         "(extension) | thumbnail |",
         "|---|---|---|---|---|---|",
     ]
     for f in figures:
         c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
-        status = f["status"] + (f" ({f['reason']})" if f.get("reason") else "")
+        paper = verdict_counts(c, "paper", "experimental")
+        theorems = verdict_counts(c, "paper", "theorem")
+        if theorems != "—":
+            paper = ("" if paper == "—" else paper + "; ") + f"theorems: {theorems}"
         thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
         lines.append(
-            f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {status} | {verdict_counts(c, 'paper')} | "
+            f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {short_status(f)} | {paper} | "
             f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |"
         )
     return "\n".join(lines) + "\n"
