@@ -43,13 +43,27 @@ def claims_table(paths) -> pd.DataFrame:
 
 
 def claims_html(paths) -> str:
-    """Every claim of every figure with its verdict, and the Benjamini–Hochberg q of its decisive p
-    across the whole table (secondary, ``claims.tables.with_q``)."""
-    from ldprepro.claims.tables import with_q
+    """Every claim of every figure with its verdicts (the fair reading, ``verdict``, and the literal
+    one, ``verdict_strict``), and the Benjamini–Hochberg q of its decisive p across the whole table
+    (secondary, ``claims.tables.with_q``): the headline counts first, then the experimental claims,
+    then the findings on the papers' theorems and algorithms, each once."""
+    from ldprepro.claims.tables import headline, with_q
 
     df = claims_table(paths)
     df = with_q(df) if "p_value" in df else df
-    return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
+    if "statement" not in df:
+        return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
+    theorem = df["statement"] == "theorem"
+    findings = df[theorem & df["counted"].astype(bool)]
+    body = (
+        f"<p>Headline, on the papers' data: {html.escape(headline(df))}.</p>"
+        "<h3>Experimental claims</h3>"
+        + df[~theorem].to_html(index=False, escape=True)
+        + "<h3>Errors in the papers' theorems and algorithms</h3><p>Every theorem, lemma and algorithm statement "
+        "decided exactly, one row per finding (the figures citing it show it in their badges).</p>"
+        + findings.to_html(index=False, escape=True)
+    )
+    return _page("The papers' claims and our verdicts", body)
 
 
 def audit_html(audit: pd.DataFrame) -> str:
