@@ -390,3 +390,18 @@ def test_every_finding_of_the_papers_is_counted_in_a_figure_that_declares_it():
     assert {"bshp: Theorem 7", "dct: Lemma 1", "lremh: Theorem 2", "hiera: Theorem 3"} <= set(homes)
     for finding, seen in homes.items():
         assert len({home for home, _ in seen}) == 1 and any(here for _, here in seen), finding
+
+
+def test_a_verdict_on_fewer_panels_than_the_paper_shows_says_so():
+    """ldpfl Fig. 6 on Vehicle only (3 of the paper's 4 panels not obtainable here): a claim about the
+    whole figure says "1 of 2 panels" here; a claim about one panel (per_dataset) does not."""
+    rows = _rows("g16", "pm", 4.0, 1.0, 5) + _rows("g16", "pm_sub", 4.0, 0.9, 5)
+    rows += [_theory("g16", "pm", 4.0, 1.0), _theory("g16", "pm_sub", 4.0, 0.9)]
+    from ldprepro.claims.dispatch import claims_for as dispatch
+
+    fig = {"metric": "sq_error", "panels": [{"dataset": "g16"}, {"dataset": "ipums_br"}]}
+    per_panel = {**WIN, "claim": "on {dataset}", "scope": "{dataset}", "per_dataset": True}
+    out = dispatch("toy", "fig1", pd.DataFrame(rows), fig, {"ipums_br": "no extract"}, [WIN, per_panel])
+    out = out.set_index("claim")
+    assert out.loc["PM-SUB beats PM", "panels"] == "1 of 2 panels" and out.loc["on {dataset}", "panels"] == ""
+    assert out.loc["PM-SUB beats PM", "verdict"] == "holds"

@@ -98,7 +98,9 @@ def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
     return claims
 
 
-def _decide_all(res: Results, declarations: list[dict]) -> list:
+def _decide_all(res: Results, declarations: list[dict], panels: str = "") -> list:
+    """Every declaration's claims; ``panels`` ("1 of 4 panels": some of the role's panels missing)
+    marks the claims about the whole figure (a ``per_dataset`` claim speaks about its own panel)."""
     claims = []
     for block in _blocks(declarations):
         if block[0].get("per_dataset"):
@@ -106,7 +108,10 @@ def _decide_all(res: Results, declarations: list[dict]) -> list:
                 for d in block:
                     claims += _decide(res, d, [ds])
         else:
-            claims += _decide(res, block[0])
+            whole = _decide(res, block[0])
+            if panels:
+                _amend(whole, "panels", lambda _old: panels)
+            claims += whole
     return claims
 
 
@@ -204,19 +209,18 @@ def claims_for(
             continue
         r = prepared(r, spec.get("relabel", []))
         by_rule = {}
+        panels = f"{len(datasets) - len(missing)} of {len(datasets)} panels" if missing else ""
         for rule in group_rules(r):
             rr = r if rule is None else r[r["group_rule"] == rule]
-            claims = by_rule[rule] = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls)
+            claims = by_rule[rule] = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls, panels)
             if rule not in (None, "paper"):
                 _amend(claims, "claim", lambda text, rule=rule: f"(control: {rule} number of groups) " + text)
             if missing:
                 note = "panels not available here: " + ", ".join(missing)
                 _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)
-                panels = f"{len(datasets) - len(missing)} of {len(datasets)} panels"
-                _amend(claims, "panels", lambda _old, panels=panels: panels)
             rows += claims
         _group_rulerobustness(by_rule)
-        rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
+        rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls, panels)
     once = Results(raw, fig, default_role, paper, figure, unavailable)
     for d in decls:
         if d.get("once"):
