@@ -113,7 +113,8 @@ def decision(pts: list[Point], fair: bool, margin_scale: float = 1.0) -> Decisio
     neutral = {id(p): neutral_reason(p, margin_scale) for p in pts} if fair else {}
     sig_against = {id(p) for p in tested_all if not p.favours and np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA}
     # a neutral estimated point must be one the literal reading counts against (significant)
-    neutral = {k: v for k, v in neutral.items() if v == "tie" or k in sig_against or _is_exact(pts, k)}
+    exact = {id(p) for p in pts if p.exact}
+    neutral = {k: v for k, v in neutral.items() if v == "tie" or k in sig_against or k in exact}
     live = [p for p in pts if not neutral.get(id(p))]
     refuted = [p for p in live if p.exact and p.refutes]
     exact_ok = [p for p in live if p.exact and not p.refutes]
@@ -164,10 +165,6 @@ def decision(pts: list[Point], fair: bool, margin_scale: float = 1.0) -> Decisio
     if neutral and any(neutral.values()):
         lead += "; " + _neutral_text([p for p in pts if neutral.get(id(p))], neutral, margin_scale)
     return Decision(verdict, shown, lead, len(won) + len(exact_ok), tested_all, adj_of)
-
-
-def _is_exact(pts: list[Point], key: int) -> bool:
-    return any(id(p) == key and p.exact for p in pts)
 
 
 def _neutral_text(points: list[Point], why: dict, margin_scale: float) -> str:
