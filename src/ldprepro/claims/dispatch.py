@@ -81,8 +81,15 @@ def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
     """The claims of one declaration and, under each declared alternative reading, their
     robustness (the alternatives' claims are decided, compared and dropped)."""
     claims = decide(res, d, datasets)
-    for name, value in headline_fields(d, res.figure).items():
+    fields = headline_fields(d, res.figure)
+    counted = fields.pop("counted")
+    for name, value in fields.items():
         _amend(claims, name, lambda _old, value=value: value)
+    for c in claims:  # a row its function already keeps out of the count (a control) stays out
+        if isinstance(c, dict):
+            c["counted"] = counted and c.get("counted", True) is not False
+        else:
+            c.counted = counted and c.counted
     alternatives = d.get("alternatives") or []
     if not alternatives:
         return claims
@@ -215,6 +222,11 @@ def claims_for(
             claims = by_rule[rule] = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls, panels)
             if rule not in (None, "paper"):
                 _amend(claims, "claim", lambda text, rule=rule: f"(control: {rule} number of groups) " + text)
+                for c in claims:  # a control is the claim's robustness, not a claim of its own
+                    if isinstance(c, dict):
+                        c["counted"] = False
+                    else:
+                        c.counted = False
             if missing:
                 note = "panels not available here: " + ", ".join(missing)
                 _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)

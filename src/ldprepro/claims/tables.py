@@ -72,14 +72,18 @@ def verdict_counts(
 
 def headline(claims: pd.DataFrame, role: str = "paper") -> str:
     """The headline counts: experimental claims and the findings on theorems apart, each in the
-    fair reading (the headline) and the literal one."""
+    fair reading (the headline) and the literal one; how many of them rest on fewer panels than the
+    paper shows."""
     lines = []
     for statement, what in (("experimental", "experimental claims"), ("theorem", "theorems, lemmas and algorithms")):
-        n = len(headline_rows(claims, role, statement))
-        if n:
+        rows = headline_rows(claims, role, statement)
+        if len(rows):
+            plain = rows.drop(columns=["panels"], errors="ignore")
+            narrowed = int((rows["panels"].fillna("") != "").sum()) if "panels" in rows else 0
             lines.append(
-                f"{what} ({n}): {verdict_counts(claims, role, statement)} "
-                f"(literal reading: {verdict_counts(claims, role, statement, 'verdict_strict')})"
+                f"{what} ({len(rows)}): {verdict_counts(plain, role)} "
+                f"(literal reading: {verdict_counts(plain, role, reading='verdict_strict')})"
+                + (f", {narrowed} of them on fewer panels than the paper shows" if narrowed else "")
             )
     return "; ".join(lines) or "—"
 

@@ -197,6 +197,12 @@ def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
         theorems = verdict_counts(c, "paper", "theorem")
         if theorems != "—":
             paper = ("" if paper == "—" else paper + "; ") + f"theorems: {theorems}"
+        rebuilt = (
+            c[(c["data_role"] == "paper") & c["reconstructed"].astype(bool)] if "reconstructed" in c else c.iloc[0:0]
+        )
+        if len(rebuilt):
+            shown = ", ".join(f"{n} {v}" for v, n in rebuilt["verdict"].value_counts().items())
+            paper = ("" if paper == "—" else paper + "; ") + f"reconstructed by us (not counted): {shown}"
         thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
         lines.append(
             f"| {f['paper']} | {f['figure']}: {f.get('title', '')} | {short_status(f)} | {paper} | "
