@@ -208,8 +208,9 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
                 [
                     "### Errors in the papers' theorems and algorithms",
                     "",
-                    "Every theorem, lemma and algorithm statement decided exactly, one row per finding (the figures that "
-                    f"cite it show it in their badges; it is counted here once). Verdicts: {verdict_counts(findings, 'paper')}.",
+                    "Every theorem, lemma and algorithm statement of the paper we check, one row per finding (its test "
+                    "says how it is decided; the figures that cite it show it in their badges; it is counted here "
+                    f"once). Verdicts: {verdict_counts(findings, 'paper')}.",
                     "",
                 ]
                 + _table(findings)

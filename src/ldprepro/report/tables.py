@@ -60,8 +60,8 @@ def claims_html(paths) -> str:
         "<h3>Experimental claims</h3>"
         + df[~theorem].to_html(index=False, escape=True)
         + "<h3>Errors in the papers' theorems and algorithms</h3><p>Every theorem, lemma and algorithm statement "
-        "decided exactly, one row per finding (the figures citing it show it in their badges).</p>"
-        + findings.to_html(index=False, escape=True)
+        "of the papers we check, one row per finding (its test says how it is decided; the figures citing it "
+        "show it in their badges).</p>" + findings.to_html(index=False, escape=True)
     )
     return _page("The papers' claims and our verdicts", body)
 
