@@ -113,6 +113,11 @@ def test_lremh_faster_everywhere_holds_and_growth_trends_hold():
     assert _find(v, "On Adult, EM is competitive") == "does not hold"  # EM's cost 4× LREMH's at k = 2
     # the control was not run: its claims say so
     assert _find(v, "For any dimension k, LREMH is faster", control=True) == "not testable"
+    # the efficiency claims were rebuilt from cut-off sentences (§5.3): shown, never counted; the theorems count
+    table = figure_claims(raw, "fig2", EXP).set_index("claim")
+    rebuilt = table[table.index.str.contains("faster|advantage|competitive|degrades")]
+    assert len(rebuilt) == 10 and rebuilt["reconstructed"].all() and not rebuilt["counted"].any()
+    assert table.loc[table.index.str.startswith("Theorem 2"), "statement"].eq("theorem").all()
 
 
 def test_same_cost_law_never_holds_and_a_costlier_point_does_not_hold():

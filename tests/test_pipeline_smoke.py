@@ -427,6 +427,9 @@ CLAIM_VALUES = [
     "p_value",
     "p_holm",
     "n_reps",
+    "verdict_strict",
+    "statement",
+    "counted",
 ]
 
 
@@ -446,7 +449,7 @@ def test_claims_match_the_recorded_reference(full_smoke):
     differing = []
     for col in CLAIM_VALUES:
         a, b = merged[f"{col}_ref"], merged[col]
-        if col in ("kind", "test", "verdict", "robustness"):
+        if col in ("kind", "test", "verdict", "robustness", "verdict_strict", "statement", "counted"):
             same = a.astype(str) == b.astype(str)
         else:
             x, y = pd.to_numeric(a).to_numpy(dtype=float), pd.to_numeric(b).to_numpy(dtype=float)

@@ -28,6 +28,7 @@ def test_glance_markdown_counts_paper_and_substitute_verdicts_apart():
         },
     ]
     md = report.glance_markdown(figs, claims)
+    assert md.startswith("Headline, on the papers' data: experimental claims (3): 2 holds, 1 does not hold")
     assert (
         "| dct | fig2: AE vs ε | built | 2 holds, 1 does not hold | 1 inconclusive | "
         "<a href='docs/figures/dct_fig2.png'>"
@@ -172,3 +173,20 @@ def test_datasets_page_is_generated_from_the_cards():
     }
     md = datasets_markdown([card])
     assert "| `toy` | csv | 1,200 | 1,000 | salary \\| missing: 200 | 2 numeric, 1 binary | complete_cases: 900 |" in md
+
+
+def test_the_claims_page_lists_each_finding_once_in_its_own_section(tmp_path):
+    from ldprepro.claims.verdicts import Claim, exact_point, judge
+
+    def claim(text, **kw):
+        return Claim("bshp", "fig1", text, "s", "closed-form", points=[exact_point("ε=1", False, 2.0)], **kw)
+
+    thm = {"statement": "theorem", "finding": "bshp: Theorem 7"}
+    table = judge([claim("Theorem 7 holds", **thm), claim("Theorem 7 holds (again)", counted=False, **thm), claim("A")])
+    table.attrs = {}
+    table.to_parquet(tmp_path / "claims.parquet")
+    page = report.claims_html([tmp_path / "claims.parquet"])
+    head, findings = page.split("<h3>Errors in the papers' theorems and algorithms</h3>")
+    assert "Theorem 7 holds" not in head  # not among the experimental claims
+    assert "Theorem 7 holds" in findings and "(again)" not in findings
+    assert "experimental claims (1): 1 does not hold" in page and "theorems, lemmas and algorithms (1)" in page

@@ -1,5 +1,6 @@
 """The claim engine on constructed cases with known truth (issue 13)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from ldprepro.claims.verdicts import (
     holm,
     judge,
     paired_point,
+    ratio_of_means_point,
     reps_needed,
     tie_point,
     trend_point,
@@ -49,7 +51,7 @@ def test_identical_laws_detected_exactly_never_hold():
     b = a * 1.2  # the sample even favours A, but the laws are declared identical at this point
     pts = [paired_point(a, b, "ε=2"), tie_point("ε=0.5", "HM-TP ≡ HM at ε/k < ln 2")]
     row = judge([_claim(pts, kind="range")]).iloc[0]
-    assert row["verdict"] == "does not hold"
+    assert row["verdict_strict"] == "does not hold"  # literal: a tie is no win
     assert "exact" in row["evidence"]
 
 
@@ -153,8 +155,9 @@ def test_adding_a_control_claim_changes_no_other_verdict():
 def test_exact_tie_shows_the_other_points():
     pts = [tie_point("ε=1", "same law"), _point_at_p(0.001, "ε=2"), _point_at_p(0.002, "ε=4")]
     row = judge([_claim(pts)]).iloc[0]
-    assert row["verdict"] == "does not hold"
-    assert "refuted by exact computation at ε=1" in row["evidence"] and "2/3 points favour" in row["evidence"]
+    assert row["verdict_strict"] == "does not hold"
+    literal = row["evidence"].split("Literal reading (verdict_strict): ")[1]
+    assert "most contrary point: ε=1" in literal and "2/3 points favour" in literal
 
 
 def test_claim_points_table_lists_every_point_with_its_scale_level_and_sides():
@@ -297,3 +300,76 @@ def test_equivalence_far_outside_the_margin_does_not_hold():
     pt = equivalence_point(rate, np.full(50, 0.5), "3 outputs", 0.05, log=False)
     assert not pt.favours and pt.p_value < 1e-10
     assert judge([_claim([pt], kind="equivalence")])["verdict"].iloc[0] == "does not hold"
+
+
+# --------------------------------------------------------------------------------------------
+# The fair reading (docs/verdicts-standard.md, "Two readings"): one test per rule, constructed cases
+# --------------------------------------------------------------------------------------------
+DEFAULT_MARGIN = math.log(1.01)  # the default fair margin ×1.01 on the test scale
+
+
+def _exact_ratio(label, q, margin=DEFAULT_MARGIN, tie=False):
+    """An exact point on a ratio of expected errors A/B (the claim: A lower), as win_points builds it."""
+    pt = exact_point(label, q < 1 and not tie, effect=q, note=f"exact MSE ratio {q:.7f}")
+    return dataclasses.replace(pt, null=1.0, tie=tie, fair_margin=margin)
+
+
+def test_a_refutation_by_ties_alone_is_neutral_in_the_fair_reading():
+    pts = [tie_point("ε=0.5 vs HM", "Three-Outputs ≡ HM"), _exact_ratio("ε=0.5 vs PM", 0.89)]
+    pts += [_exact_ratio("ε=0.5 vs Laplace", 0.005)]
+    row = judge([_claim(pts)]).iloc[0]
+    assert (row["verdict_strict"], row["verdict"]) == ("does not hold", "holds")
+    assert "1 exact tie at ε=0.5 vs HM" in row["evidence"]
+    assert row["effect"] == pytest.approx(0.89)  # the weakest point that decides it, not the tie
+    assert "tie handling" in row["robustness"] and "(the literal reading) → does not hold" in row["robustness"]
+
+
+def test_a_claim_whose_every_point_ties_does_not_hold_in_either_reading():
+    row = judge([_claim([tie_point("ε=0.1", "same law"), _exact_ratio("ε=0.2", 1.0, tie=True)])]).iloc[0]
+    assert (row["verdict_strict"], row["verdict"]) == ("does not hold", "does not hold")
+    assert "every point (2) is neutral" in row["evidence"]
+
+
+def test_an_exact_difference_within_the_margin_is_neutral_and_beyond_it_refutes():
+    within = judge([_claim([_exact_ratio("μ=0 ε=4", 1.0001), _exact_ratio("μ=0 ε=2", 0.93)])]).iloc[0]
+    assert (within["verdict_strict"], within["verdict"]) == ("does not hold", "holds")
+    assert "within the margin ×1.01" in within["evidence"]
+    beyond = judge([_claim([_exact_ratio("μ=1 ε=1", 1.014), _exact_ratio("μ=0 ε=2", 0.93)])]).iloc[0]
+    assert (beyond["verdict_strict"], beyond["verdict"]) == ("does not hold", "does not hold")
+    # the margin doubled (×1.0201) would forgive 1.014: the robustness column says so
+    assert "margin ×1.02 → holds" in beyond["robustness"]
+
+
+def test_a_point_in_the_claims_favour_is_never_discounted():
+    row = judge([_claim([_exact_ratio("ε=4", 0.9999)])]).iloc[0]
+    assert (row["verdict_strict"], row["verdict"]) == ("holds", "holds")
+
+
+def test_a_significant_estimated_difference_within_the_margin_is_neutral():
+    rng = np.random.default_rng(5)
+    b = rng.chisquare(1, 200_000)
+    a = b * 1.004  # 0.4 % worse in every repetition: significant, but within ×1.01
+    contrary = dataclasses.replace(ratio_of_means_point(a, b, "ε=8"), fair_margin=math.log(1.01))
+    row = judge([_claim([contrary, _exact_ratio("ε=1", 0.5)])]).iloc[0]
+    assert (row["verdict_strict"], row["verdict"]) == ("does not hold", "holds")
+
+
+def test_the_worst_exact_point_is_the_evidence_then_how_many_agree():
+    pts = [_exact_ratio("ε=1", 1.011, margin=math.nan), _exact_ratio("ε=8", 6.15, margin=math.nan)]
+    pts += [_exact_ratio("ε=2", 1.2, margin=math.nan), _exact_ratio("ε=4", 0.5, margin=math.nan)]
+    row = judge([_claim(pts)]).iloc[0]
+    assert row["verdict"] == "does not hold" and row["effect"] == pytest.approx(6.15)
+    assert "most contrary point: ε=8" in row["evidence"] and "2 other points refute it too" in row["evidence"]
+
+
+def test_the_claims_table_carries_the_finding_and_headline_columns():
+    rows = judge(
+        [
+            _claim([_exact_ratio("ε=1", 0.5)], finding="p: Theorem 1", statement="theorem"),
+            _claim([_exact_ratio("ε=1", 0.5)], finding="p: Theorem 1", statement="theorem", counted=False),
+            _claim([_exact_ratio("ε=1", 0.5)], reconstructed=True, panels="1 of 4 panels"),
+        ]
+    )
+    assert list(rows["counted"]) == [True, False, False]  # a repeat, a reconstructed claim
+    assert list(rows["statement"]) == ["theorem", "theorem", "experimental"]
+    assert rows["panels"].iloc[2] == "1 of 4 panels" and list(rows.columns) == CLAIM_COLUMNS

@@ -17,7 +17,10 @@ Test kinds (``TESTS``), their keys, and the claim kind they give (docs/verdicts-
 - ``outperform`` (pairwise / win-over-set / range): ``mechanism`` beats every one of ``against``
   at every panel and ε in scope; ``eps`` narrows the scope (``{min: x}``, ``{max: x}``,
   ``{below: x}``, ``smallest``, ``lowest_third``); ``check_ties: false`` skips the exact tie check;
-  ``if_present``: declared only when one of these mechanisms was run;
+  ``if_present``: declared only when one of these mechanisms was run; ``mechanism`` a list: a
+  collective claim ("our approaches outperform existing solutions"), the best of these against the
+  best of ``against`` at each point; ``fair_margin``: the claim's own practical margin for the fair
+  reading (a ratio for errors, a difference for rates; docs/verdicts-standard.md, "Two readings");
 - ``sweep_trend`` (trend): the metric of ``mechanism`` falls as ``sweep`` grows (``log_x``,
   ``log``: true, false or auto = log for errors, linear for rates; ``theory_effect``);
 - ``mechanism_trend`` (trend): every mechanism's metric falls as ``x`` (ε, n_users) grows;
@@ -38,6 +41,13 @@ the text); ``per_dataset: true`` gives one claim per panel (``{dataset}`` in the
 ``skip_without_points: true`` drops a claim that found no point; ``evidence`` is a fixed note;
 ``once: true`` decides the claim once per figure (closed forms, whatever the data);
 ``per_role: true`` once per data role (not per LDP-SGD group-size rule).
+
+Findings and the headline (docs/verdicts-standard.md, "Findings are counted once"): a theorem,
+lemma or algorithm statement of the paper declares ``finding`` (its key, "bshp: Theorem 7", the same
+in every figure citing it) and ``counted_in`` (the one figure whose row counts it; its rows elsewhere
+are repeats, not counted); ``reconstructed: true`` marks a claim rebuilt by us from a sentence the
+source cuts off (shown, never counted in the headline); ``counted: false`` a row of ours that splits
+a counted claim more strictly ("(ours, stricter)").
 
 ``alternatives``: the other readings of an [I]/[U] choice the claim depends on, each a ``reading``
 (its words) and the keys it changes (a margin, the ε scope, a bound, a function's parameter)::
@@ -78,13 +88,17 @@ COMMON_KEYS = {
     "if_present",
     "kind",
     "alternatives",
+    "finding",
+    "counted_in",
+    "counted",
+    "reconstructed",
 }
 TEST_KEYS = {
-    "outperform": {"mechanism", "against", "eps", "check_ties"},
+    "outperform": {"mechanism", "against", "eps", "check_ties", "fair_margin"},
     "sweep_trend": {"mechanism", "sweep", "log_x", "log", "theory_effect"},
     "mechanism_trend": {"x"},
     "equivalence": {"a", "b", "margin", "x", "eps"},
-    "ratio_below": {"mechanism", "against", "bound", "x"},
+    "ratio_below": {"mechanism", "against", "bound", "x", "fair_margin"},
     "theory_agreement": {"margin", "metric"},
     "function": {"function"},
 }
@@ -141,6 +155,11 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
                     f"{at}.alternatives[{j}] ({decl['claim']!r}): an alternative is a 'reading' and the keys it "
                     f"changes, among {sorted(TEST_KEYS[test])} (got {alt!r})"
                 )
+        if ("finding" in decl) != ("counted_in" in decl):
+            raise DeclarationError(
+                f"{at} ({decl['claim']!r}): a theorem's finding needs both 'finding' (its key, e.g. "
+                f"'bshp: Theorem 7') and 'counted_in' (the one figure whose row counts it)"
+            )
         if test == "function":
             if ":" not in str(decl["function"]):
                 raise DeclarationError(f"{at}: function {decl['function']!r}: write it as 'package.module:name'")
@@ -249,6 +268,7 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
     """The claim(s) of one declaration on one role's results (``datasets``: one panel, for
     ``per_dataset`` declarations)."""
     from ldprepro.claims.points import (
+        best_of_points,
         equivalence_points,
         mechanism_trend_points,
         outperform_kind,
@@ -271,7 +291,11 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
     extra = {"evidence": decl["evidence"]} if decl.get("evidence") else {}
     if test == "outperform":
         sub = res if datasets is None else res.only(datasets)
-        pts = win_points(sub, decl["mechanism"], decl["against"], where, check_ties=decl.get("check_ties", True))
+        ties, margin = decl.get("check_ties", True), decl.get("fair_margin")
+        if isinstance(decl["mechanism"], list):  # a collective claim: best proposed vs best existing
+            pts = best_of_points(sub, decl["mechanism"], decl["against"], where, check_ties=ties, margin=margin)
+        else:
+            pts = win_points(sub, decl["mechanism"], decl["against"], where, check_ties=ties, margin=margin)
         kind = kind or outperform_kind(sub, decl["against"], where)
     elif test == "sweep_trend":
         pts = sweep_trend_points(
@@ -297,7 +321,15 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
         pts = theory_agreement_points(res, decl["margin"], decl.get("metric"), datasets)
         kind = kind or "equivalence"
     else:  # ratio_below
-        pts = ratio_below_points(res, decl["mechanism"], decl["against"], decl["bound"], decl.get("x", "eps"), datasets)
+        pts = ratio_below_points(
+            res,
+            decl["mechanism"],
+            decl["against"],
+            decl["bound"],
+            decl.get("x", "eps"),
+            datasets,
+            decl.get("fair_margin"),
+        )
         kind = kind or "range"
     if decl.get("skip_without_points") and not pts:
         return []

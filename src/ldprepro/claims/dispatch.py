@@ -63,10 +63,33 @@ def _combine(existing: str, new: str) -> str:
     return existing if new == "robust" else f"{existing}; {new}"
 
 
+def headline_fields(d: dict, figure: str) -> dict:
+    """How a declaration's rows count in the headline (docs/verdicts-standard.md, "Findings are
+    counted once"): a theorem's ``finding`` counts only in its ``counted_in`` figure; a
+    reconstructed claim, or a row declared ``counted: false`` (an "(ours, stricter)" split), never."""
+    finding = str(d.get("finding") or "")
+    counted = bool(d.get("counted", True)) and not d.get("reconstructed") and (not finding or d["counted_in"] == figure)
+    return {
+        "statement": "theorem" if finding else "experimental",
+        "finding": finding,
+        "counted": counted,
+        "reconstructed": bool(d.get("reconstructed", False)),
+    }
+
+
 def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
     """The claims of one declaration and, under each declared alternative reading, their
     robustness (the alternatives' claims are decided, compared and dropped)."""
     claims = decide(res, d, datasets)
+    fields = headline_fields(d, res.figure)
+    counted = fields.pop("counted")
+    for name, value in fields.items():
+        _amend(claims, name, lambda _old, value=value: value)
+    for c in claims:  # a row its function already keeps out of the count (a control) stays out
+        if isinstance(c, dict):
+            c["counted"] = counted and c.get("counted", True) is not False
+        else:
+            c.counted = counted and c.counted
     alternatives = d.get("alternatives") or []
     if not alternatives:
         return claims
@@ -82,7 +105,9 @@ def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
     return claims
 
 
-def _decide_all(res: Results, declarations: list[dict]) -> list:
+def _decide_all(res: Results, declarations: list[dict], panels: str = "") -> list:
+    """Every declaration's claims; ``panels`` ("1 of 4 panels": some of the role's panels missing)
+    marks the claims about the whole figure (a ``per_dataset`` claim speaks about its own panel)."""
     claims = []
     for block in _blocks(declarations):
         if block[0].get("per_dataset"):
@@ -90,7 +115,10 @@ def _decide_all(res: Results, declarations: list[dict]) -> list:
                 for d in block:
                     claims += _decide(res, d, [ds])
         else:
-            claims += _decide(res, block[0])
+            whole = _decide(res, block[0])
+            if panels:
+                _amend(whole, "panels", lambda _old: panels)
+            claims += whole
     return claims
 
 
@@ -188,17 +216,23 @@ def claims_for(
             continue
         r = prepared(r, spec.get("relabel", []))
         by_rule = {}
+        panels = f"{len(datasets) - len(missing)} of {len(datasets)} panels" if missing else ""
         for rule in group_rules(r):
             rr = r if rule is None else r[r["group_rule"] == rule]
-            claims = by_rule[rule] = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls)
+            claims = by_rule[rule] = _decide_all(Results(rr, fig, role, paper, figure, unavailable), data_decls, panels)
             if rule not in (None, "paper"):
                 _amend(claims, "claim", lambda text, rule=rule: f"(control: {rule} number of groups) " + text)
+                for c in claims:  # a control is the claim's robustness, not a claim of its own
+                    if isinstance(c, dict):
+                        c["counted"] = False
+                    else:
+                        c.counted = False
             if missing:
                 note = "panels not available here: " + ", ".join(missing)
                 _amend(claims, "evidence", lambda text, note=note: (text + ". " if text else "") + note)
             rows += claims
         _group_rulerobustness(by_rule)
-        rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls)
+        rows += _decide_all(Results(r, fig, role, paper, figure, unavailable), role_decls, panels)
     once = Results(raw, fig, default_role, paper, figure, unavailable)
     for d in decls:
         if d.get("once"):

@@ -31,7 +31,14 @@ import pandas as pd
 
 from ldprepro.claims.names import label as mechanism_label
 from ldprepro.claims.results import Results, log_scale, paired
-from ldprepro.claims.verdicts import equivalence_point, exact_point, tie_point, trend_point
+from ldprepro.claims.verdicts import (
+    FAIR_MARGIN_RATE,
+    FAIR_MARGIN_RATIO,
+    equivalence_point,
+    exact_point,
+    tie_point,
+    trend_point,
+)
 from ldprepro.domain.mechanisms import get_mechanism, sampling_k
 from ldprepro.domain.ties import same_output_law
 
@@ -107,48 +114,95 @@ def exact_ratio_point(label: str, metric: str, ta: float, tb: float, holds, word
     return dataclasses.replace(pt, null=1.0, scale=f"exact ratio of the expected {what} A/B")
 
 
-def win_points(res: Results, a: str, others: list[str], where=None, check_ties: bool = True, **sel) -> list:
-    """Points of "a beats every one of ``others``" at every (dataset, ε) in scope."""
+def fair_margin(metric: str, declared: float | None = None) -> float:
+    """The fair reading's practical margin of a comparison on ``metric``, on the test scale: log of
+    a ratio margin for errors, a difference for rates (``verdicts.FAIR_MARGIN_RATIO`` /
+    ``FAIR_MARGIN_RATE`` unless the declaration gives its own ``fair_margin``)."""
+    if log_scale(metric):
+        return math.log(FAIR_MARGIN_RATIO if declared is None else float(declared))
+    return FAIR_MARGIN_RATE if declared is None else float(declared)
+
+
+def _pair_point(res: Results, ds: str, eps: float, a: str, b: str, label: str, check_ties: bool, sel: dict):
+    """One point of "a beats b" at (ds, ε): an exact tie (identical output laws), else the exact
+    ratio of the expected errors where both have one, else the paired test on the repetitions;
+    None when a curve is missing."""
+    metric = res.metric_of(ds)
+    sel_b = {k: v for k, v in sel.items() if k not in ("clip",)}
+    sa, sb = res.series(ds, a, metric, eps=eps, **sel), res.series(ds, b, metric, eps=eps, **sel_b)
+    if sa.empty or sb.empty:
+        return None
+    eps_num, d = _point_meta(res, ds, eps)
+    tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b)) if check_ties else None
+    if tie:
+        return tie_point(label, tie)
+    ta, tb = exact_value(res, ds, a, metric, eps=eps, **sel), exact_value(res, ds, b, metric, eps=eps, **sel_b)
+    if ta is not None and tb is not None:
+        equal = math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL)
+        pt = exact_ratio_point(
+            label,
+            metric,
+            ta,
+            tb,
+            lambda q, equal=equal: q < 1 and not equal,
+            " (equal expectations: a tie, no strict win)" if equal else "",
+        )
+        return dataclasses.replace(pt, tie=equal)
+    pt = paired(sa, sb, label, log_scale(metric))
+    return None if pt is None else _with_theory(pt, res, ds, metric, a, b, eps, sel)
+
+
+def win_points(
+    res: Results, a: str, others: list[str], where=None, check_ties: bool = True, margin=None, **sel
+) -> list:
+    """Points of "a beats every one of ``others``" at every (dataset, ε) in scope; each carries the
+    fair reading's margin (``fair_margin``; ``margin``: the declaration's own)."""
     points = []
     for ds in res.datasets:
-        metric = res.metric_of(ds)
+        m = fair_margin(res.metric_of(ds), margin)
         for eps in res.eps_values(ds):
             if where is not None and not where(eps):
                 continue
-            sa = res.series(ds, a, metric, eps=eps, **sel)
-            if sa.empty:
-                continue
-            eps_num, d = _point_meta(res, ds, eps)
             for b in others:
-                sb = res.series(ds, b, metric, eps=eps, **{k: v for k, v in sel.items() if k not in ("clip",)})
-                if sb.empty:
-                    continue
-                label = f"{ds} ε={eps:g} vs {mechanism_label(b)}"
-                tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b)) if check_ties else None
-                if tie:
-                    points.append(tie_point(label, tie))
-                    continue
-                sel_b = {k: v for k, v in sel.items() if k not in ("clip",)}
-                ta, tb = (
-                    exact_value(res, ds, a, metric, eps=eps, **sel),
-                    exact_value(res, ds, b, metric, eps=eps, **sel_b),
-                )
-                if ta is not None and tb is not None:
-                    equal = math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL)
-                    points.append(
-                        exact_ratio_point(
-                            label,
-                            metric,
-                            ta,
-                            tb,
-                            lambda q, equal=equal: q < 1 and not equal,
-                            " (equal expectations: a tie, no strict win)" if equal else "",
-                        )
-                    )
-                    continue
-                pt = paired(sa, sb, label, log_scale(metric))
+                pt = _pair_point(res, ds, eps, a, b, f"{ds} ε={eps:g} vs {mechanism_label(b)}", check_ties, sel)
                 if pt is not None:
-                    points.append(_with_theory(pt, res, ds, metric, a, b, eps, sel))
+                    points.append(dataclasses.replace(pt, fair_margin=m))
+    return points
+
+
+def _best(res: Results, ds: str, eps: float, mechanisms: list[str]) -> str | None:
+    """The mechanism of ``mechanisms`` with the lowest error at (ds, ε): the lowest exact expectation
+    where every one has one, else the lowest mean over the repetitions (None if none was run)."""
+    metric = res.metric_of(ds)
+    exact = {m: exact_value(res, ds, m, metric, eps=eps) for m in mechanisms if res.has(m)}
+    exact = {m: v for m, v in exact.items() if not res.series(ds, m, metric, eps=eps).empty}
+    if exact and all(v is not None for v in exact.values()):
+        return min(exact, key=lambda m: (exact[m], mechanisms.index(m)))
+    means = {m: res.series(ds, m, metric, eps=eps).mean() for m in mechanisms if res.has(m)}
+    means = {m: v for m, v in means.items() if np.isfinite(v)}
+    return min(means, key=lambda m: (means[m], mechanisms.index(m))) if means else None
+
+
+def best_of_points(
+    res: Results, proposed: list[str], existing: list[str], where=None, check_ties: bool = True, margin=None
+) -> list:
+    """Points of a collective claim, "our approaches outperform existing solutions", as the paper
+    states it: at every (dataset, ε) in scope the best of the proposed mechanisms against the best of
+    the existing ones (the lowest exact expected error, else the lowest mean error), compared as
+    ``win_points`` compares two mechanisms."""
+    points = []
+    for ds in res.datasets:
+        m = fair_margin(res.metric_of(ds), margin)
+        for eps in res.eps_values(ds):
+            if where is not None and not where(eps):
+                continue
+            a, b = _best(res, ds, eps, proposed), _best(res, ds, eps, existing)
+            if a is None or b is None:
+                continue
+            label = f"{ds} ε={eps:g}: best proposed {mechanism_label(a)} vs best existing {mechanism_label(b)}"
+            pt = _pair_point(res, ds, eps, a, b, label, check_ties, {})
+            if pt is not None:
+                points.append(dataclasses.replace(pt, fair_margin=m))
     return points
 
 
@@ -258,7 +312,9 @@ def mechanism_trend_points(res: Results, dataset: str, x: str) -> list:
     return pts
 
 
-def ratio_below_points(res: Results, a: str, others: list[str], bound: float, xcol: str = "eps", datasets=None) -> list:
+def ratio_below_points(
+    res: Results, a: str, others: list[str], bound: float, xcol: str = "eps", datasets=None, margin=None
+) -> list:
     """Points of "AE(a)/AE(b) < bound" (paired log-ratio test of a against b scaled by bound);
     ``datasets`` given: one panel's points, labelled without its name."""
     pts = []
@@ -270,16 +326,19 @@ def ratio_below_points(res: Results, a: str, others: list[str], bound: float, xc
                 label = point_label(ds if datasets is None else "", xcol, x) + f" vs {mechanism_label(b)}"
                 metric = res.metric_of(ds)
                 ta, tb = exact_value(res, ds, a, metric, **{xcol: x}), exact_value(res, ds, b, metric, **{xcol: x})
+                # a plain "smaller than" (bound 1) gets the fair reading's margin; a bound is its own margin
+                fair = {"fair_margin": fair_margin(metric, margin)} if bound == 1 else {}
                 if ta is not None and tb is not None and len(sa) and len(sb):
+                    pt = exact_ratio_point(
+                        label + (f" (×{bound:g})" if bound != 1 else ""), metric, ta, tb, lambda q: q < bound
+                    )
                     pts.append(
-                        exact_ratio_point(
-                            label + (f" (×{bound:g})" if bound != 1 else ""), metric, ta, tb, lambda q: q < bound
-                        )
+                        dataclasses.replace(pt, tie=bound == 1 and math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL), **fair)
                     )
                     continue
                 pt = paired(sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True)
                 if pt is not None:
-                    pts.append(pt)
+                    pts.append(dataclasses.replace(pt, **fair))
     return pts
 
 

@@ -58,6 +58,8 @@ class Point:
     sides: int = 2  # the p-value's sidedness: 2, or 1 for TOST and other one-sided tests
     margin: float = math.nan  # TOST: the equivalence margin on the test scale (log-ratio or difference)
     scale: str = ""  # what ``effect`` measures, e.g. "ratio of mean MSE A/B" (the evidence names it)
+    tie: bool = False  # an exact tie (identical output laws, equal expectations): neutral in the fair reading
+    fair_margin: float = math.nan  # the fair reading's practical margin on the test scale (verdicts.py)
 
     @property
     def significant(self) -> bool:
@@ -394,7 +396,7 @@ def exact_point(
 
 def tie_point(label: str, note: str) -> Point:
     """Two mechanisms with the same output law at this point: an exact tie, which refutes any
-    strict-win claim."""
+    strict-win claim in the literal reading and is neutral in the fair one."""
     return Point(
         label,
         "identical output laws (exact)",
@@ -408,4 +410,5 @@ def tie_point(label: str, note: str) -> Point:
         refutes=True,
         note=note,
         null=1.0,
+        tie=True,
     )

@@ -1,7 +1,7 @@
-"""The claims tables (results/<paper>/<figure>/claims.parquet) and their text: effects, p-values and
-the verdict counts of the results at a glance; only claims on the paper's data count as
-reproductions, claims on our stand-ins are counted apart as our extension. The generated verdicts
-page is :mod:`ldprepro.report.verdicts_page`."""
+"""Generated verdict tables: docs/figures/verdicts.md and the verdict counts of the results at a
+glance. Everything comes from the claims tables (results/<paper>/<figure>/claims.parquet); only
+claims on the paper's data count as reproductions, claims on our stand-ins are listed apart as
+our extension."""
 
 from __future__ import annotations
 
@@ -22,11 +22,62 @@ def _num(v) -> str:
     return f"{v:.3g}"
 
 
-def verdict_counts(claims: pd.DataFrame, role: str = "paper") -> str:
-    """'2 holds, 1 does not hold' over the claims of ``role`` (— when there are none)."""
-    c = claims[claims["data_role"] == role] if len(claims) and "data_role" in claims else claims.iloc[0:0]
-    counts = c["verdict"].value_counts()
-    return ", ".join(f"{counts[v]} {v}" for v in ORDER if v in counts) or "—"
+def headline_rows(claims: pd.DataFrame, role: str = "paper", statement: str | None = None) -> pd.DataFrame:
+    """The rows of ``role`` that count in the headline (``counted``: each finding once, no
+    reconstructed claim, no "(ours, stricter)" split), of one ``statement`` kind ("experimental",
+    "theorem") or both (None). A table without those columns counts every row."""
+    if not len(claims) or "data_role" not in claims:
+        return claims.iloc[0:0]
+    c = claims[claims["data_role"] == role]
+    if "counted" in c:
+        c = c[c["counted"].astype("boolean").fillna(True).astype(bool)]
+    if statement is not None:
+        kinds = c["statement"].fillna("experimental") if "statement" in c else pd.Series("experimental", index=c.index)
+        c = c[kinds == statement]
+    return c
+
+
+def verdict_counts(
+    claims: pd.DataFrame, role: str = "paper", statement: str | None = None, reading: str = "verdict"
+) -> str:
+    """'2 holds (1 on 1 of 4 panels), 1 does not hold' over the counted claims of ``role``
+    (``headline_rows``), in the fair reading (``reading="verdict"``) or the literal one
+    (``"verdict_strict"``); '—' when there are none. A verdict decided on fewer panels than the
+    paper shows says so."""
+    c = headline_rows(claims, role, statement)
+    if reading not in c:
+        reading = "verdict"
+    parts = []
+    for v in ORDER:
+        rows = c[c[reading] == v]
+        if not len(rows):
+            continue
+        narrowed = rows["panels"].fillna("").astype(str) if "panels" in rows else pd.Series([], dtype=str)
+        scoped = narrowed[narrowed != ""]
+        note = ""
+        if len(scoped):
+            kinds = scoped.value_counts()
+            note = " (" + ", ".join(f"{n} on {k}" for k, n in kinds.items()) + ")"
+        parts.append(f"{len(rows)} {v}{note}")
+    return ", ".join(parts) or "—"
+
+
+def headline(claims: pd.DataFrame, role: str = "paper") -> str:
+    """The headline counts: experimental claims and the findings on theorems apart, each in the
+    fair reading (the headline) and the literal one; how many of them rest on fewer panels than the
+    paper shows."""
+    lines = []
+    for statement, what in (("experimental", "experimental claims"), ("theorem", "theorems, lemmas and algorithms")):
+        rows = headline_rows(claims, role, statement)
+        if len(rows):
+            plain = rows.drop(columns=["panels"], errors="ignore")
+            narrowed = int((rows["panels"].fillna("") != "").sum()) if "panels" in rows else 0
+            lines.append(
+                f"{what} ({len(rows)}): {verdict_counts(plain, role)} "
+                f"(literal reading: {verdict_counts(plain, role, reading='verdict_strict')})"
+                + (f", {narrowed} of them on fewer panels than the paper shows" if narrowed else "")
+            )
+    return "; ".join(lines) or "—"
 
 
 def _level(r) -> str:

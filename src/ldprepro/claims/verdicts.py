@@ -33,8 +33,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ldprepro.claims.multiplicity import format_p, holm
+from ldprepro.claims.multiplicity import holm
 from ldprepro.claims.power import ALPHA, POWER, joint_reps_needed, reps_needed
+from ldprepro.claims.readings import (
+    FAIR_MARGIN_RATE,
+    FAIR_MARGIN_RATIO,
+    _fmt,
+    _holm_within,
+    _labels,
+    _test_scale,
+    decision,
+    fair_robustness,
+)
 from ldprepro.claims.stats import (
     Point,
     equivalence_point,
@@ -51,8 +61,11 @@ __all__ = [
     "CLAIM_COLUMNS",
     "CLAIM_POINT_COLUMNS",
     "DATA_ROLES",
+    "FAIR_MARGIN_RATE",
+    "FAIR_MARGIN_RATIO",
     "KINDS",
     "POWER",
+    "STATEMENTS",
     "VERDICTS",
     "Claim",
     "Point",
@@ -100,7 +113,14 @@ CLAIM_COLUMNS = [
     "verdict",
     "robustness",
     "evidence",
+    "verdict_strict",
+    "statement",
+    "finding",
+    "counted",
+    "reconstructed",
+    "panels",
 ]
+STATEMENTS = ("experimental", "theorem")
 
 #: The columns of ``claim_points.parquet`` (``claim_points``).
 CLAIM_POINT_COLUMNS = [
@@ -124,17 +144,6 @@ CLAIM_POINT_COLUMNS = [
 ]
 
 
-def _fmt(v: float) -> str:
-    if v is None or not np.isfinite(v):
-        return "—"
-    return f"{v:.3g}"
-
-
-def _labels(points: list[Point], most: int = 6) -> str:
-    shown = ", ".join(p.label for p in points[:most])
-    return shown + (f" (+{len(points) - most} more)" if len(points) > most else "")
-
-
 @dataclass
 class Claim:
     """A claim of a paper (or ours, marked so in ``claim``) about one figure.
@@ -153,12 +162,19 @@ class Claim:
     points: list[Point] = field(default_factory=list)
     evidence: str = ""
     robustness: str = ""  # "robust", "depends on: …" under the declared alternative readings ("" if none)
+    statement: str = "experimental"  # "theorem": a theorem/lemma/algorithm statement, decided exactly
+    finding: str = ""  # a theorem row's finding ("bshp: Theorem 7"), the same in every figure citing it
+    counted: bool = True  # counts in the headline (not: a finding's repeat, a reconstructed claim, a split)
+    reconstructed: bool = False  # rebuilt by us from a truncated sentence of the paper
+    panels: str = ""  # "1 of 4 panels" when decided on fewer panels than the paper shows
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.claim!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.data_role not in DATA_ROLES:
             raise ValueError(f"claim {self.claim!r}: data_role must be one of {DATA_ROLES}, got {self.data_role!r}")
+        if self.statement not in STATEMENTS:
+            raise ValueError(f"claim {self.claim!r}: statement must be one of {STATEMENTS}, got {self.statement!r}")
 
 
 def not_testable(
@@ -179,34 +195,16 @@ def _row(c: Claim, **values) -> dict:
         data_role=c.data_role,
         evidence=c.evidence,
         robustness=c.robustness or "—",
+        statement=c.statement,
+        finding=c.finding,
+        counted=bool(c.counted and not c.reconstructed),
+        reconstructed=bool(c.reconstructed),
+        panels=c.panels,
     )
     row.update(values)
+    if row.get("verdict_strict") is None:
+        row["verdict_strict"] = row["verdict"]
     return row
-
-
-def _holm_within(tested: list[Point]) -> dict[int, float]:
-    """{id(point): its Holm-adjusted p across the claim's tested points}."""
-    return dict(zip(map(id, tested), holm([p.p_value for p in tested]))) if tested else {}
-
-
-def _weakest(tested: list[Point]) -> Point:
-    """The tested point furthest from deciding the claim its way: a point not in its favour (the
-    most significant one against it first), else the favouring point with the largest raw p."""
-
-    def key(p: Point):
-        pv = float(np.nan_to_num(p.p_value if p.p_value is not None else np.nan, nan=1.0))
-        return (not p.favours, -pv if not p.favours else pv)
-
-    return max(tested, key=key)
-
-
-def _effect_text(p: Point) -> str:
-    if not np.isfinite(p.effect):
-        return "no estimate"
-    scale = f"{p.scale} " if p.scale else "effect "
-    if p.exact:
-        return f"{scale}{_fmt(p.effect)} (exact)"
-    return f"{scale}{_fmt(p.effect)} [{_fmt(p.ci_low)}, {_fmt(p.ci_high)}] ({round(100 * p.ci_level)} % CI)"
 
 
 def _power_text(c: Claim, tested: list[Point], n_run: int) -> tuple[str, float | None]:
@@ -261,53 +259,31 @@ def claim_row(c: Claim) -> dict:
     - **inconclusive** otherwise, with the minimal detectable effect and the repetitions that would
       decide it (``_power_text``).
 
-    The row's effect, CI and p are the decisive point's: the refuting point, else the weakest one;
-    ``p_holm`` is its Holm-adjusted p within the claim. Per-point evidence: ``claim_points``."""
+    Two readings (``readings.decision``): ``verdict_strict`` applies the rule to every point as it is (the
+    literal reading); ``verdict``, the headline, is the fair reading, in which exact ties and
+    differences against the claim within the practical margin are neutral (``readings.neutral_reason``) and a
+    claim whose every point is neutral does not hold. The row's effect, CI and p are the fair
+    reading's decisive point: the most contrary point of a claim that does not hold (the largest
+    exact difference against it, or the most significant one), else the weakest one; ``p_holm`` is
+    its Holm-adjusted p within the claim. Per-point evidence: ``claim_points``."""
     pts = list(c.points)
     if not pts:
         return _row(c, test="—", verdict="not testable", evidence=c.evidence or "no results in the claim's scope")
     tests = "; ".join(dict.fromkeys(p.test for p in pts))
-    refuted = [p for p in pts if p.exact and p.refutes]
-    exact_ok = [p for p in pts if p.exact and not p.refutes]
-    tested = [p for p in pts if not p.exact]
-    adj_of = _holm_within(tested)
-    won = [p for p in tested if p.favours and p.significant]
-    against = [p for p in tested if not p.favours and np.isfinite(adj_of[id(p)]) and adj_of[id(p)] < ALPHA]
-    favour = f"{len(won) + len(exact_ok)}/{len(pts)} points favour the claim" + (
-        f" (raw p < {ALPHA:g}" + (" or exact" if exact_ok else "") + ")" if tested else " exactly"
-    )
-    weakest = _weakest(tested) if tested else None
-    if refuted:
-        verdict, shown = "does not hold", refuted[0]
-        lead = f"refuted by exact computation at {_labels(refuted)}" + (
-            f" ({refuted[0].note})" if refuted[0].note else ""
-        )
-        lead += f"; {favour}"
-    elif against:
-        verdict, shown = "does not hold", min(against, key=lambda p: adj_of[id(p)])
-        lead = (
-            f"significantly against the claim at {_labels(against)}; strongest: {shown.label}, "
-            f"{_effect_text(shown)}, Holm-adjusted p = {format_p(adj_of[id(shown)])}; {favour}"
-        )
-    elif tested and len(won) == len(tested):
-        verdict, shown = "holds", weakest
-        lead = f"{favour}; weakest: {shown.label}, {_effect_text(shown)}, p = {format_p(shown.p_value)}"
-    elif not tested:
-        verdict, shown = "holds", pts[0]
-        lead = f"exact computation agrees at every point ({len(pts)})"
-    else:
-        verdict, shown = "inconclusive", weakest
-        undecided = [p for p in tested if p not in won]
-        lead = (
-            f"{favour}; {len(undecided)} undecided (claim_points.parquet lists them); weakest: {shown.label}, "
-            f"{_effect_text(shown)}, p = {format_p(shown.p_value)}"
-        )
+    fair, strict = decision(pts, True), decision(pts, False)
+    tested, adj_of, shown = fair.tested, fair.adj_of, fair.shown
+    verdict = fair.verdict
     n_reps = int(max((p.n for p in tested), default=0)) or None
-    evidence = lead + ("" if not c.evidence else ". " + c.evidence)
+    evidence = fair.lead + ("" if not c.evidence else ". " + c.evidence)
+    if strict.verdict != verdict:
+        evidence += f". Literal reading (verdict_strict): {strict.verdict}: {strict.lead}"
     needed = None
     if verdict == "inconclusive":
         power, needed = _power_text(c, tested, n_reps or 0)
         evidence += f". Minimal detectable effect at n = {n_reps}: {_fmt(shown.mde)}; {power}"
+    rules = fair_robustness(pts, verdict, strict.verdict)
+    robust = c.robustness or ""
+    robust = rules if not robust else (robust if not rules else f"{robust}; {rules}")
     exact_shown = shown.exact
     return _row(
         c,
@@ -321,10 +297,12 @@ def claim_row(c: Claim) -> dict:
         p_sides=None if exact_shown else shown.sides,
         n_reps=n_reps,
         n_points=len(pts),
-        n_favour=len(won) + len(exact_ok),
+        n_favour=fair.favouring,
         mde=None if not tested else shown.mde,
         reps_needed=needed if needed is not None and needed > (n_reps or 0) else None,
         verdict=verdict,
+        verdict_strict=strict.verdict,
+        robustness=robust or "—",
         evidence=evidence,
     )
 
@@ -362,13 +340,6 @@ def claim_points(c: Claim, claim_id: int) -> list[dict]:
     return rows
 
 
-def _test_scale(pt: Point) -> float:
-    """The point's effect on its test scale (log-ratio for ratios)."""
-    if pt.null == 1.0 and pt.effect > 0:
-        return math.log(pt.effect)
-    return pt.effect - pt.null
-
-
 def finalize(rows: Iterable[dict]) -> pd.DataFrame:
     """The claims table from claim rows (no correction across claims: each claim is its own
     family; a Benjamini–Hochberg q across the whole table is a secondary column of the verdict
@@ -383,14 +354,23 @@ def validate_claims(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in CLAIM_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"claims table lacks the columns {missing}")
-    bad = sorted(set(df["verdict"]) - set(VERDICTS))
+    bad = sorted((set(df["verdict"]) | set(df["verdict_strict"].fillna(df["verdict"]))) - set(VERDICTS))
     if bad:
         raise ValueError(f"unknown verdicts {bad}; use one of {VERDICTS}")
+    statements = sorted(set(df["statement"].fillna("experimental")) - set(STATEMENTS))
+    if statements:
+        raise ValueError(f"unknown statements {statements}; use one of {STATEMENTS}")
     roles = sorted(set(df["data_role"]) - set(DATA_ROLES))
     if roles:
         raise ValueError(f"unknown data roles {roles}; use one of {DATA_ROLES}")
     df = df[CLAIM_COLUMNS].copy()
     df["robustness"] = df["robustness"].fillna("—").astype(str)
+    df["verdict_strict"] = df["verdict_strict"].fillna(df["verdict"]).astype(str)
+    df["statement"] = df["statement"].fillna("experimental").astype(str)
+    for col in ("finding", "panels"):
+        df[col] = df[col].fillna("").astype(str)
+    df["reconstructed"] = df["reconstructed"].astype("boolean").fillna(False).astype(bool)
+    df["counted"] = df["counted"].astype("boolean").fillna(True).astype(bool) & ~df["reconstructed"]
     for col in ("effect", "ci_low", "ci_high", "ci_level", "p_value", "p_holm", "mde", "reps_needed"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     for col in ("claim_id", "n_reps", "p_sides", "n_points", "n_favour"):

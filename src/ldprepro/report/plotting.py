@@ -391,7 +391,8 @@ def _drop_layout_engine(fig) -> None:
 
 
 def add_verdicts(fig, claims) -> None:
-    """One short line per claim under the figure: the verdict, then the claim (truncated)."""
+    """One short line per claim under the figure: the verdict (the fair reading; "(1 of 4 panels)" when
+    decided on fewer panels than the paper shows), then the claim (truncated)."""
     import pandas as pd
 
     rows = claims.to_dict("records") if isinstance(claims, pd.DataFrame) else list(claims)
@@ -402,6 +403,7 @@ def add_verdicts(fig, claims) -> None:
     lines = []
     for c in rows:
         role = " [substitute data]" if c.get("data_role") == "substitute" else ""
-        line = f"{c['verdict'].upper()}: {c['claim']}{role}"
+        panels = c.get("panels") if isinstance(c.get("panels"), str) and c.get("panels") else ""
+        line = f"{c['verdict'].upper()}{f' ({panels})' if panels else ''}: {c['claim']}{role}"
         lines.append(line if len(line) <= width else line[: width - 1] + "…")
     fig.text(0.01, -0.02, "\n".join(lines), ha="left", va="top", fontsize=BADGE_FONTSIZE)

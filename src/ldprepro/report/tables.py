@@ -43,13 +43,27 @@ def claims_table(paths) -> pd.DataFrame:
 
 
 def claims_html(paths) -> str:
-    """Every claim of every figure with its verdict, and the Benjamini–Hochberg q of its decisive p
-    across the whole table (secondary, ``claims.tables.with_q``)."""
-    from ldprepro.claims.tables import with_q
+    """Every claim of every figure with its verdicts (the fair reading, ``verdict``, and the literal
+    one, ``verdict_strict``), and the Benjamini–Hochberg q of its decisive p across the whole table
+    (secondary, ``claims.tables.with_q``): the headline counts first, then the experimental claims,
+    then the findings on the papers' theorems and algorithms, each once."""
+    from ldprepro.claims.tables import headline, with_q
 
     df = claims_table(paths)
     df = with_q(df) if "p_value" in df else df
-    return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
+    if "statement" not in df:
+        return _page("The papers' claims and our verdicts", df.to_html(index=False, escape=True))
+    theorem = df["statement"] == "theorem"
+    findings = df[theorem & df["counted"].astype(bool)]
+    body = (
+        f"<p>Headline, on the papers' data: {html_text(headline(df))}.</p>"
+        "<h3>Experimental claims</h3>"
+        + df[~theorem].to_html(index=False, escape=True)
+        + "<h3>Errors in the papers' theorems and algorithms</h3><p>Every theorem, lemma and algorithm statement "
+        "of the papers we check, one row per finding (its test says how it is decided; the figures citing it "
+        "show it in their badges).</p>" + findings.to_html(index=False, escape=True)
+    )
+    return _page("The papers' claims and our verdicts", body)
 
 
 #: what an audit verdict rests on (issue 54 item 5; docs/audit.md "What the audit proves")
@@ -161,22 +175,48 @@ def provenance_html(config: dict, job_logs, figures: list[dict] | None = None) -
     return _page("Provenance", body)
 
 
+def short_status(f: dict) -> str:
+    """A figure's status in a few words: what is missing (the datasets) and a link to the data page
+    that says why, instead of the full reasons (docs/data.md)."""
+    missing = sorted(f.get("unavailable") or {})
+    if not missing:
+        return f["status"] + (f" ({markdown_text(f['reason'])})" if f.get("reason") else "")
+    return f"{f['status']}: missing {markdown_text(', '.join(missing))} ([why](docs/data.md))"
+
+
 def glance_markdown(figures: list[dict], claims: pd.DataFrame) -> str:
-    """One line per paper figure: built / partial / not reproducible offline (and why), and the
-    verdicts of its claims. ``figures``: dicts with paper, figure, title, status, reason."""
-    from ldprepro.claims.tables import verdict_counts
+    """One line per paper figure: built / partial / not reproducible offline (what is missing, linked
+    to the data page), and the verdicts of its claims that count (each finding once, in the fair
+    reading; "(k of n panels)" where a verdict rests on fewer panels than the paper shows), the
+    findings on theorems apart. ``figures``: dicts with paper, figure, title, status, reason and
+    ``unavailable`` ({dataset: reason})."""
+    from ldprepro.claims.tables import headline, verdict_counts
 
     lines = [
+        f"Headline, on the papers' data: {headline(claims)}. Fair reading first (ties and differences within the "
+        "practical margin neutral, collective claims best against best), literal reading in brackets; "
+        "[docs/verdicts-standard.md](docs/verdicts-standard.md), per claim: "
+        "[docs/figures/verdicts.md](docs/figures/verdicts.md).",
+        "",
         "| paper | figure | status | verdicts on the paper's data (reproductions) | verdicts on our stand-ins "
         "(extension) | thumbnail |",
         "|---|---|---|---|---|---|",
     ]
     for f in figures:
         c = claims[(claims["paper"] == f["paper"]) & (claims["figure"] == f["figure"])] if len(claims) else claims
-        status = f["status"] + (f" ({markdown_text(f['reason'])})" if f.get("reason") else "")
+        paper = verdict_counts(c, "paper", "experimental")
+        theorems = verdict_counts(c, "paper", "theorem")
+        if theorems != "—":
+            paper = ("" if paper == "—" else paper + "; ") + f"theorems: {theorems}"
+        rebuilt = (
+            c[(c["data_role"] == "paper") & c["reconstructed"].astype(bool)] if "reconstructed" in c else c.iloc[0:0]
+        )
+        if len(rebuilt):
+            shown = ", ".join(f"{n} {v}" for v, n in rebuilt["verdict"].value_counts().items())
+            paper = ("" if paper == "—" else paper + "; ") + f"reconstructed by us (not counted): {shown}"
         thumb = f"docs/figures/{f['paper']}_{f['figure']}.png"
         lines.append(
-            f"| {f['paper']} | {f['figure']}: {markdown_text(f.get('title', ''))} | {status} | {verdict_counts(c, 'paper')} | "
+            f"| {f['paper']} | {f['figure']}: {markdown_text(f.get('title', ''))} | {short_status(f)} | {paper} | "
             f"{verdict_counts(c, 'substitute')} | <a href='{thumb}'><img src='{thumb}' width='220'></a> |"
         )
     return "\n".join(lines) + "\n"

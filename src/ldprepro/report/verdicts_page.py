@@ -1,6 +1,7 @@
 """The generated verdicts page, docs/figures/verdicts.md, from the claims tables: per paper, the
-reproductions (paper data), then our extension (substitute data), then user experiments. Every
-declared text (claim, scope, test, evidence) is written as Markdown text, never markup
+reproductions (paper data), then our extension (substitute data), then user experiments, then the
+errors found in the paper's theorems and algorithms (each finding once). Every declared text (claim,
+scope, test, evidence) is written as Markdown text, never markup
 (:func:`ldprepro.report.markup.markdown_text`)."""
 
 from __future__ import annotations
@@ -8,23 +9,33 @@ from __future__ import annotations
 import pandas as pd
 
 from ldprepro.claims.multiplicity import format_p
-from ldprepro.claims.tables import effect_text, p_text, verdict_counts, with_q
+from ldprepro.claims.tables import effect_text, headline, p_text, verdict_counts, with_q
 from ldprepro.report.markup import markdown_text
+
+
+def _verdict_word(verdict: str, panels) -> str:
+    return verdict if not isinstance(panels, str) or not panels else f"{verdict} ({panels})"
 
 
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
         "| figure | claim | scope | test | effect [CI (level)] | p of the decisive point (sides; Holm within the claim) "
-        "| q (BH, whole table) | n | verdict | robust to our readings? | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| q (BH, whole table) | n | verdict (fair reading) | literal reading | robust to our readings? | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
         effect, p = effect_text(r), p_text(r)
         n = "—" if pd.isna(r.n_reps) else str(int(r.n_reps))
         q = format_p(r.q_bh) if pd.notna(r.q_bh) else "—"
+        verdict = _verdict_word(r.verdict, getattr(r, "panels", ""))
+        strict = getattr(r, "verdict_strict", r.verdict)
+        strict = "same" if strict == r.verdict else f"**{strict}**"
+        tags = " (reconstructed by us; not counted)" if getattr(r, "reconstructed", False) is True else ""
+        if getattr(r, "counted", True) is False and not tags:
+            tags = " (not counted: " + ("a repeat of this finding)" if getattr(r, "finding", "") else "ours)")
         out.append(
-            f"| {r.paper}/{r.figure} | {markdown_text(r.claim)} | {markdown_text(r.scope)} | {markdown_text(r.test)} | {effect} | {p} | {q} | "
-            f"{n} | **{r.verdict}** | {markdown_text(getattr(r, 'robustness', '—'))} | {markdown_text(r.evidence)} |"
+            f"| {r.paper}/{r.figure} | {markdown_text(r.claim)}{tags} | {markdown_text(r.scope)} | {markdown_text(r.test)} | {effect} | {p} | "
+            f"{q} | {n} | **{verdict}** | {strict} | {markdown_text(getattr(r, 'robustness', '—'))} | {markdown_text(r.evidence)} |"
         )
     return out
 
@@ -49,14 +60,38 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         "results/<paper>/<figure>/claim_points.parquet.",
         "",
     ]
+    for col, default in (("statement", "experimental"), ("counted", True), ("finding", "")):
+        if col not in claims:
+            claims[col] = default
+    lines += [
+        f"Headline, on the papers' data (each finding counted once, reconstructed claims and our stricter splits "
+        f"not counted): {headline(claims)}.",
+        "",
+    ]
     for paper, g in claims.groupby("paper", sort=False):
         lines += [f"## {paper}", ""]
+        experimental = g[g["statement"] != "theorem"]
         for role, title in (
             ("paper", "Reproductions (the paper's data or closed forms)"),
             ("substitute", "Our extension (substitute data: not a reproduction)"),
             ("user", "User experiments (claims declared in config.yaml: neither a reproduction nor our extension)"),
         ):
-            rows = g[g["data_role"] == role]
+            rows = experimental[experimental["data_role"] == role]
             if len(rows):
-                lines += [f"### {title}", "", f"Verdicts: {verdict_counts(rows, role)}.", ""] + _table(rows) + [""]
+                counts = f"Verdicts: {verdict_counts(rows, role)} (literal reading: {verdict_counts(rows, role, reading='verdict_strict')})."
+                lines += [f"### {title}", "", counts, ""] + _table(rows) + [""]
+        findings = g[(g["statement"] == "theorem") & g["counted"].astype(bool)]
+        if len(findings):
+            lines += (
+                [
+                    "### Errors in the papers' theorems and algorithms",
+                    "",
+                    "Every theorem, lemma and algorithm statement of the paper we check, one row per finding (its test "
+                    "says how it is decided; the figures that cite it show it in their badges; it is counted here "
+                    f"once). Verdicts: {verdict_counts(findings, 'paper')}.",
+                    "",
+                ]
+                + _table(findings)
+                + [""]
+            )
     return "\n".join(lines) + "\n"

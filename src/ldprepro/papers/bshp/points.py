@@ -43,19 +43,23 @@ def _paired(d: FigureData, metric: str, a: tuple, b: tuple, label: str, scale_b:
     """Mean ``metric`` of curve ``a`` against ``scale_b`` × that of curve ``b`` (each (dataset,
     mechanism, r, ε)), the claim being that ``a``'s is lower. Exact first: the MSE of two curves
     with exact expectations (Lemma 6, Sec. 5.3; the baseline's SUE variance, Sec. 4) is decided by
-    their ratio E[MSE_a]/(scale_b·E[MSE_b]) < 1, equal expectations being a tie that refutes;
+    their ratio E[MSE_a]/(scale_b·E[MSE_b]) < 1, equal expectations being a tie (refuting in the
+    literal reading, neutral in the fair one, like a difference within the margin when scale_b = 1);
     otherwise the paired ratio-of-means test on the repetition index (``verdicts.ratio_of_means_point``)."""
+    # a plain "lower than" gets the fair reading's practical margin (a bound such as ×0.5 is its own)
+    fair = {"fair_margin": math.log(V.FAIR_MARGIN_RATIO)} if scale_b == 1 else {}
     ta, tb = (d.exact(*a), d.exact(*b)) if metric == "mse" else (None, None)
     if ta is not None and tb is not None:
         q, tie = ta / (scale_b * tb), math.isclose(ta, scale_b * tb, rel_tol=EXACT_TIE_RTOL)
         scale = (
             "ratio of expected MSE A/B (exact)" if scale_b == 1 else f"ratio of expected MSE A/({scale_b:g}·B) (exact)"
         )
-        return _exact_ratio(label, q, q < 1 and not tie, scale, " (equal expectations: a tie)" if tie else "")
+        pt = _exact_ratio(label, q, q < 1 and not tie, scale, " (equal expectations: a tie)" if tie else "")
+        return dataclasses.replace(pt, tie=tie, **fair)
     sa, sb = d.series(metric, *a), d.series(metric, *b)
     if not sa.index.equals(sb.index):
         raise ValueError(f"bshp {d.figure}: {label}: unequal repetitions {len(sa)} and {len(sb)}")
-    return V.ratio_of_means_point(sa.to_numpy(), scale_b * sb.to_numpy(), label)
+    return dataclasses.replace(V.ratio_of_means_point(sa.to_numpy(), scale_b * sb.to_numpy(), label), **fair)
 
 
 def _how(pts: list, simulated: str, exact: str = "") -> str:

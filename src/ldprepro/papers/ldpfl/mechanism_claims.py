@@ -9,10 +9,14 @@ sampled mass in the window).
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pandas as pd
 
 from ldprepro.claims.dispatch import claims_for
+from ldprepro.claims.points import EXACT_TIE_RTOL, fair_margin
 from ldprepro.claims.results import Results
 from ldprepro.claims.verdicts import Claim, equivalence_point, exact_point, proportion_equivalence_point
 from ldprepro.domain.mechanisms import get_mechanism
@@ -26,6 +30,11 @@ def _worst_case_table(res: Results) -> pd.DataFrame:
     """ε × mechanism table of the exact worst-case variances (the ``analytic`` rows of Fig. 1)."""
     ana = res.raw[(res.raw["dataset"] == "analytic") & (res.raw["metric"] == "worst_case_variance")]
     return ana.pivot_table(index="eps", columns="mechanism", values="value", aggfunc="mean").sort_index()
+
+
+def _tie(ratio: float) -> bool:
+    """Equal worst-case variances (the same output law, e.g. HM-TP ≡ HM at ε ≤ ln 2): an exact tie."""
+    return math.isclose(ratio, 1.0, rel_tol=EXACT_TIE_RTOL)
 
 
 def lower_worst_case_variance(res: Results, decl: dict) -> list:
@@ -46,7 +55,18 @@ def lower_worst_case_variance(res: Results, decl: dict) -> list:
         sel &= eps < bound["below"]
     best = table[b_cols].min(axis=1).to_numpy()
     ratio = table[a].to_numpy() / best
-    pts = [exact_point(f"ε={e:g}", bool(r < 1.0), effect=float(r)) for e, r in zip(eps[sel], ratio[sel])]
+    margin = fair_margin("variance", decl.get("fair_margin"))  # a ratio of errors: the fair reading's margin
+    pts = [
+        dataclasses.replace(
+            exact_point(
+                f"ε={e:g}", bool(r < 1.0) and not _tie(r), effect=float(r), note="equal: a tie" if _tie(r) else ""
+            ),
+            null=1.0,
+            tie=_tie(r),
+            fair_margin=margin,
+        )
+        for e, r in zip(eps[sel], ratio[sel])
+    ]
     grid = f"ε ∈ [{eps.min():g}, {eps.max():g}]" if len(eps) else "—"
     return [
         Claim(

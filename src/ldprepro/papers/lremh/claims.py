@@ -119,9 +119,22 @@ def _per_variant(res: Results, decl: dict, kind: str, methods, build) -> list:
         need = [m.format(em=em_m, lremh=lr_m) for m in methods]
         if not _has(res.raw, *need):
             out.append(not_testable(PAPER, res.figure, words, dataset, kind, f"{' or '.join(need)} was not run"))
+            out[-1]["counted"] = not suffix  # the control is the claim's robustness, not a claim of its own
             continue
         scope, pts, evidence = build(em_m, lr_m, rule)
-        out.append(Claim(PAPER, res.figure, words, scope, kind, data_role=res.role, points=pts, evidence=evidence))
+        out.append(
+            Claim(
+                PAPER,
+                res.figure,
+                words,
+                scope,
+                kind,
+                data_role=res.role,
+                points=pts,
+                evidence=evidence,
+                counted=not suffix,  # the control is the claim's robustness, not a claim of its own
+            )
+        )
     _stopping_rule_robustness(out)
     return out
 
