@@ -120,9 +120,14 @@ def _plugins_hash():
 
 
 PLUGINS_HASH = _plugins_hash()
-# The papers' claim declarations (papers/<key>/claims.yaml and the modules they name): a param of
-# every rule that decides claims, so editing a claim reruns exactly the figures' claim steps.
-DECLARATIONS = declarations_hash()
+
+
+def declarations(paper, fig):
+    """A param of the rule that decides the figure's claims: the hash of its own section of
+    papers/<paper>/claims.yaml and of the modules its function entries name, so editing one claim
+    reruns that figure's claims step (and the report tables), not every figure."""
+    return declarations_hash(paper, fig)
+
 
 # The mechanism names config.yaml uses, checked against the registry once the plugins are loaded
 # (the schema only checks that they are names): an unknown one stops the parse naming its key.

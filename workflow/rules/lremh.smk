@@ -83,7 +83,7 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             exp=_exp,
             unavailable=_missing,
             code=code("lremh_figure.py"),
-            declarations=DECLARATIONS,
+            declarations=declarations("lremh", _fig),
         script:
             "../scripts/lremh_figure.py"
 
