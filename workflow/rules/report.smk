@@ -71,6 +71,12 @@ rule report_tables:
         "../scripts/report_tables.py"
 
 
+# Paper 004's time figures: the rank agreement of the cost model with CPU time (docs/papers/lremh.md links it).
+LREMH_AGREEMENT = [
+    f"results/lremh/{fig}/cost_time_agreement.json" for fig, (_, k) in LREMH_FIGURES.items() if k == "time"
+]
+
+
 # README material for every registered figure: thumbnails, the verdict table and the "Results at a
 # glance" block (committed after a paper-scale run: `snakemake --cores N readme_figures`; splice the
 # block into README.md with `python -m ldprepro.report docs/figures/at_a_glance.md README.md`).
@@ -81,6 +87,7 @@ rule readme_figures:
         benchmark=["results/benchmark/winners.md"] if BENCHMARK else [],
         benchmark_figures=[f"figures/benchmark/{t}_winners.png" for t in BENCHMARK],
         cards=REPORT_CARDS,
+        lremh_agreement=LREMH_AGREEMENT,
     output:
         thumbnails=[f"docs/figures/{f['paper']}_{f['figure']}.png" for f in FIGURE_REGISTRY],
         verdicts="docs/figures/verdicts.md",
@@ -88,6 +95,7 @@ rule readme_figures:
         benchmark=["docs/benchmark.md"] if BENCHMARK else [],
         benchmark_thumbnails=[f"docs/figures/benchmark_{t}_winners.png" for t in BENCHMARK],
         datasets="docs/figures/datasets.md",
+        lremh_agreement=["docs/figures/lremh_cost_agreement.md"] if LREMH_AGREEMENT else [],
     log:
         "logs/readme_figures.log",
     conda:
