@@ -154,7 +154,15 @@ def register_figure(paper, figure, title, panels=(), unavailable=None):
     status, reason = figure_status(panels, unavailable or {})
     missing = {p["dataset"]: (unavailable or {})[p["dataset"]] for p in panels if p["dataset"] in (unavailable or {})}
     FIGURE_REGISTRY.append(
-        {"paper": paper, "figure": figure, "title": title, "status": status, "reason": reason, "unavailable": missing}
+        {
+            "paper": paper,
+            "figure": figure,
+            "title": title,
+            "status": status,
+            "reason": reason,
+            "unavailable": missing,
+            "panels": [{"dataset": p["dataset"], "data_role": p.get("data_role", "paper")} for p in panels],
+        }
     )
 
 
