@@ -12,13 +12,13 @@ reading) byte for byte."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from smoke_checks import CPU_READING, without_cpu_reading
 
 from ldprepro.claims.tables import write_claims
 from ldprepro.papers.lremh.claims import figure_tables
@@ -60,21 +60,6 @@ def build(name: str, workdir: Path) -> dict[str, Path]:
         claims[figure] = workdir / f"results/lremh/{figure}/claims.parquet"
         write_claims(table, claims[figure], claims[figure].with_name("claim_points.parquet"))
     return claims
-
-
-CPU_READING = "time read as the CPU time"
-_DEPENDS = re.compile(r"depends on: (.*?) \(as declared: ([^)]*)\)")
-
-
-def without_cpu_reading(robustness: str) -> str:
-    """A robustness statement with the measured CPU-time reading's verdict taken out."""
-    if CPU_READING not in robustness:
-        return robustness
-    kept = []
-    for readings, declared in _DEPENDS.findall(robustness):
-        others = [r for r in readings.split("; ") if not r.startswith(CPU_READING)]
-        kept += [f"depends on: {'; '.join(others)} (as declared: {declared})"] if others else []
-    return "; ".join(kept) or "robust"
 
 
 def test_without_cpu_reading():
