@@ -310,3 +310,19 @@ def test_an_exact_loss_too_small_for_any_sample_is_refuted_and_shown_with_its_di
     rows += [_theory("g16", "pm", 0.5, 1.0), _theory("g16", "pm_sub", 0.5, 1.000116)]
     row = _decide(rows, [WIN]).loc["PM-SUB beats PM"]
     assert row["verdict"] == "does not hold" and "1.000116" in row["evidence"]
+
+
+def test_robustness_names_a_shown_reading_even_when_it_agrees():
+    """An alternative declared ``show: true`` (paper 004's CPU time, issue 51.4) is named with its
+    verdict in the robustness column whether or not it agrees; the others only when they differ."""
+    from ldprepro.claims.dispatch import _combine, robustness
+
+    verdicts = {"CPU time": "holds", "a margin": "holds"}
+    assert robustness(verdicts, "holds") == "robust"
+    assert robustness(verdicts, "holds", {"CPU time"}) == "robust (same verdict under: CPU time → holds)"
+    both = robustness({"CPU time": "holds", "a margin": "inconclusive"}, "holds", {"CPU time"})
+    assert both == "depends on: a margin → inconclusive (as declared: holds); same verdict under: CPU time → holds"
+    assert _combine("depends on: x → y (as declared: holds)", "robust (same verdict under: CPU time → holds)") == (
+        "depends on: x → y (as declared: holds); same verdict under: CPU time → holds"
+    )
+    assert _combine("robust", "robust (same verdict under: CPU time → holds)").startswith("robust (same")

@@ -63,9 +63,14 @@ def build(name: str, workdir: Path) -> dict[str, Path]:
 
 
 def test_without_cpu_reading():
-    both = f"depends on: EM's stop → holds; {CPU_READING} of the call (time_s) → holds (as declared: inconclusive)"
-    assert without_cpu_reading(both) == "depends on: EM's stop → holds (as declared: inconclusive)"
-    assert without_cpu_reading(f"depends on: {CPU_READING} x → holds (as declared: inconclusive)") == "robust"
+    cpu = f"{CPU_READING} of the call (time_s, measured) → holds"
+    ctl = "EM's stop read as convergence (the control) → inconclusive"
+    assert without_cpu_reading(f"depends on: {cpu.replace('holds', 'inconclusive')} (as declared: holds)") == "robust"
+    assert without_cpu_reading(f"robust (same verdict under: {cpu})") == "robust"
+    assert without_cpu_reading(f"depends on: {ctl} (as declared: holds); same verdict under: {cpu}") == (
+        f"depends on: {ctl} (as declared: holds)"
+    )
+    assert without_cpu_reading(f"depends on: {ctl}; {cpu} (as declared: x)") == f"depends on: {ctl} (as declared: x)"
     assert without_cpu_reading("robust") == "robust"
 
 
