@@ -123,9 +123,10 @@ PLUGINS_HASH = _plugins_hash()
 
 
 def declarations(paper, fig):
-    """A param of the rule that decides the figure's claims: the hash of its own section of
-    papers/<paper>/claims.yaml and of the modules its function entries name, so editing one claim
-    reruns that figure's claims step (and the report tables), not every figure."""
+    """The hash of the figure's own section of papers/<paper>/claims.yaml and of the modules its
+    function entries name (ldprepro.pipeline.parse.declarations_hash), a param of the figure's job,
+    which decides its claims. Editing one claim reruns that figure's claims step and the report
+    tables, not every figure."""
     return declarations_hash(paper, fig)
 
 
