@@ -192,7 +192,7 @@ def _paper_declarations(root: Path, paper: str) -> dict:
 
 
 def _functions(section) -> list[str]:
-    """The ``function: "ldprepro.x:name"`` modules (dotted, without ``ldprepro.``) a section names."""
+    """The ``function: "ldprepro.x:name"`` entries of a section of ``claims.yaml``, at any depth."""
     if isinstance(section, dict):
         own = [section["function"]] if isinstance(section.get("function"), str) else []
         return own + [m for v in section.values() for m in _functions(v)]
