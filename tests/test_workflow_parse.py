@@ -405,7 +405,7 @@ def test_done_called_from_imported_code_does_not_end_the_process():
     jobsetup.done("still here")  # a test (not a job's __main__) calling done(): the process goes on
 
 
-def _package_copy(tmp_path, monkeypatch):
+def _fingerprinted_copy(tmp_path, monkeypatch):
     """A copy of the package that ``parse`` fingerprints instead of the checkout's, caches cleared."""
     from ldprepro.pipeline import parse
 
@@ -448,7 +448,7 @@ def test_editing_a_claim_declaration_reruns_the_claim_steps_only(tmp_path, monke
     modules its function entries name) is a param of the figure rules, never of the compute jobs."""
     from ldprepro.pipeline import parse
 
-    root = _package_copy(tmp_path, monkeypatch)
+    root = _fingerprinted_copy(tmp_path, monkeypatch)
     script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "experiment_job.py"
     before, job_before = parse.declarations_hash("dct", "fig2"), parse.code_hash(script)
     decl = root / "papers" / "dct" / "claims.yaml"
@@ -473,7 +473,7 @@ def test_a_claim_edit_changes_only_its_figures_param(tmp_path, monkeypatch):
     claim is edited in turn."""
     from ldprepro.pipeline import parse
 
-    root = _package_copy(tmp_path, monkeypatch)
+    root = _fingerprinted_copy(tmp_path, monkeypatch)
     before = {f: parse.declarations_hash(*f) for f in DECLARED_FIGURES}
     for paper, fig in DECLARED_FIGURES:
         decl = root / "papers" / paper / "claims.yaml"
