@@ -4,12 +4,34 @@ workflow is built once for all of them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from ldprepro.claims.verdicts import CLAIM_COLUMNS, VERDICTS
 from ldprepro.pipeline.results import KEY_COLUMNS
+
+#: the alternative reading of paper 004's time claims whose verdict is measured (issue 51.4): the one
+#: part of a claims table that may differ between two runs of the same config and seed
+CPU_READING = "time read as the CPU time"
+_CPU_ITEM = re.compile(re.escape(CPU_READING) + r"[^→]*→ (?:holds|does not hold|inconclusive|not testable)")
+
+
+def without_cpu_reading(robustness: str) -> str:
+    """A robustness statement with the measured CPU-time reading and its verdict taken out, whether
+    it differed ('depends on: …') or agreed ('same verdict under: …'); 'robust' if nothing else is left."""
+    s = _CPU_ITEM.sub("", robustness)
+    if s == robustness:
+        return s
+    s = re.sub(r"(?:; )+", "; ", s)  # an item taken out of a list
+    s = re.sub(r": ; ", ": ", s)
+    s = re.sub(r"; (?=\)|$| \()", "", s)
+    s = re.sub(r"depends on:\s*\(as declared: [^)]*\)", "", s)  # a list left empty
+    s = re.sub(r"\(?same verdict under:\s*\)?(?=;|$)", "", s)
+    s = re.sub(r"^[;\s]+|[;\s]+$", "", s)
+    s = re.sub(r"^robust ?$", "", s)
+    return s or "robust"
 
 
 def lremh_figures(workdir: Path, cfg: dict) -> None:

@@ -405,3 +405,19 @@ def test_a_verdict_on_fewer_panels_than_the_paper_shows_says_so():
     out = out.set_index("claim")
     assert out.loc["PM-SUB beats PM", "panels"] == "1 of 2 panels" and out.loc["on {dataset}", "panels"] == ""
     assert out.loc["PM-SUB beats PM", "verdict"] == "holds"
+
+
+def test_robustness_names_a_shown_reading_even_when_it_agrees():
+    """An alternative declared ``show: true`` (paper 004's CPU time, issue 51.4) is named with its
+    verdict in the robustness column whether or not it agrees; the others only when they differ."""
+    from ldprepro.claims.dispatch import _combine, robustness
+
+    verdicts = {"CPU time": "holds", "a margin": "holds"}
+    assert robustness(verdicts, "holds") == "robust"
+    assert robustness(verdicts, "holds", {"CPU time"}) == "robust (same verdict under: CPU time → holds)"
+    both = robustness({"CPU time": "holds", "a margin": "inconclusive"}, "holds", {"CPU time"})
+    assert both == "depends on: a margin → inconclusive (as declared: holds); same verdict under: CPU time → holds"
+    assert _combine("depends on: x → y (as declared: holds)", "robust (same verdict under: CPU time → holds)") == (
+        "depends on: x → y (as declared: holds); same verdict under: CPU time → holds"
+    )
+    assert _combine("robust", "robust (same verdict under: CPU time → holds)").startswith("robust (same")

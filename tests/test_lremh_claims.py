@@ -15,9 +15,10 @@ from ldprepro.domain.frequency import rappor_channel, rappor_privacy
 from ldprepro.domain.joint import RRLDP, em, em_candidates, loglik, true_joint
 from ldprepro.domain.joint.rrldp import record_loss, record_loss_enumerated
 from ldprepro.papers.lremh.claims import figure_claims, per_run, theory_claims
-from ldprepro.papers.lremh.cost import estimate_ops
+from ldprepro.papers.lremh.cost import LASSO_FIXED_OPS, estimate_ops
 from ldprepro.papers.lremh.experiment import (
     _estimators,
+    em_impl,
     experiment_params,
     lasso_epochs,
     runs_control,
@@ -133,37 +134,83 @@ def test_same_cost_law_never_holds_and_a_costlier_point_does_not_hold():
     assert _find(v, "For any dimension k, LREMH is faster", control=True) == "does not hold"
 
 
-def test_measured_time_decides_nothing():
-    """Times that say the opposite of the costs change no verdict and no byte of the claims table."""
+def test_measured_time_decides_no_verdict_and_its_reading_is_shown():
+    """Times that say the opposite of the costs change no verdict, effect, interval, p-value nor
+    evidence (the verdict is machine-independent), and the robustness column of every efficiency
+    claim names what CPU time, the declared alternative reading of "time", says (issue 51.4)."""
     rng = rng_for(SEED, "cost-vs-time")
     cost = _costs(rng, lambda f, k: 0.5 / k, em_growth=3.0, converged=True)
     slow = _costs(rng, lambda f, k: 4.0 * k, em_growth=0.5, converged=True, metric="time_s")
     alone, with_time = figure_claims(cost, "fig2", EXP), figure_claims(pd.concat([cost, slow]), "fig2", EXP)
-    assert alone.equals(with_time)
+    fixed = [c for c in alone.columns if c != "robustness"]
+    assert alone[fixed].equals(with_time[fixed])
     v = dict(zip(alone["claim"], alone["verdict"]))
     assert _find(v, "For any dimension k, LREMH is faster") == "holds"
     assert _find(v, "On Adult, EM degrades") == "holds"
     assert alone["evidence"].str.contains("Decided on cost_ops").sum() == 2 * 5  # 5 efficiency claims × 2 rules
+    rob = dict(zip(with_time["claim"], with_time["robustness"]))
+    faster = rob["For any dimension k, LREMH is faster than EM"]
+    assert "time read as the CPU time" in faster and "→ does not hold" in faster and "as declared: holds" in faster
+    degrades = rob["On Adult, EM degrades (its time grows) as k grows"]  # EM's times fall with k here
+    assert "time read as the CPU time" in degrades and "as declared: holds" in degrades
+    # times that agree: the reading is named with its verdict all the same (declared show: true)
+    same = _costs(rng_for(SEED, "cost-vs-time"), lambda f, k: 0.5 / k, em_growth=3.0, converged=True, metric="time_s")
+    agree = figure_claims(pd.concat([cost, same]), "fig2", EXP)
+    row = agree[agree["claim"] == "For any dimension k, LREMH is faster than EM"].iloc[0]
+    # (LoPub's stop was not run here: that reading is not testable, so the column starts "depends on")
+    assert row["verdict"] == "holds" and "same verdict under: time read as the CPU" in row["robustness"]
+    assert row["robustness"].endswith("→ holds")
+    # without measured times the CPU-time reading cannot be decided, and the column says so
+    assert (
+        "time read as the CPU time"
+        in dict(zip(alone["claim"], alone["robustness"]))["For any dimension k, LREMH is faster than EM"]
+    )
+
+
+def test_lopub_stopping_rule_is_an_alternative_reading():
+    """LoPub's |Δ max θ| rule (methods em_lopub / lremh_lopub) decides every claim about EM again:
+    when EM so stopped is slower than LREMH nowhere, the [U] row names that reading with its verdict."""
+    rng = rng_for(SEED, "lopub")
+    cost = _costs(rng, lambda f, k: 0.5 / k, em_growth=3.0, converged=True)
+    lopub = cost[cost["mechanism"].isin(["em", "lremh"])].copy()
+    lopub["mechanism"] = lopub["mechanism"] + "_lopub"
+    lopub.loc[lopub["mechanism"] == "lremh_lopub", "value"] *= 40.0  # LREMH far costlier under LoPub's stop
+    t = figure_claims(pd.concat([cost, lopub]), "fig1", EXP)
+    row = t[t["claim"] == "For any dimension k, LREMH is faster than EM"].iloc[0]
+    assert row["verdict"] == "holds"
+    assert "LoPub's |Δ max θ|" in row["robustness"] and "→ does not hold" in row["robustness"]
+    # not run: the reading is not testable, and the column says that too
+    t = figure_claims(cost, "fig1", EXP)
+    row = t[t["claim"] == "For any dimension k, LREMH is faster than EM"].iloc[0]
+    assert "LoPub's |Δ max θ|" in row["robustness"] and "not testable" in row["robustness"]
 
 
 # ------------------------------------------------------------------------------------------------ the cost model
 def test_cost_model_counts_the_algorithms_operations():
     n, sizes = 1000, [3, 4, 2]
     k, C, B = 3, 24, 9
+    F = LASSO_FIXED_OPS
     assert estimate_ops("em", n, sizes, iterations=5, candidates=C, epochs=None) == n * C * k + 5 * 2 * n * C
-    assert estimate_ops("lasso", n, sizes, iterations=0, candidates=C, epochs=7) == n * B + k * C + 7 * 2 * k * C
-    # LREMH: its LASSO, the pruning scan over all C candidates, EM on the m = 10 it keeps
+    assert estimate_ops("lasso", n, sizes, iterations=0, candidates=C, epochs=7) == F + n * B + k * C + 7 * 2 * k * C
+    # LREMH: its LASSO (fixed cost included), the pruning scan over all C candidates, EM on the m = 10 it keeps
     assert estimate_ops("lremh_converged", n, sizes, iterations=2, candidates=10, epochs=7) == (
-        n * B + k * C + 7 * 2 * k * C + C + n * 10 * k + 2 * 2 * n * 10
+        F + n * B + k * C + 7 * 2 * k * C + C + n * 10 * k + 2 * 2 * n * 10
     )
+    assert estimate_ops("lremh_lopub", n, sizes, 2, 10, 7) == estimate_ops("lremh", n, sizes, 2, 10, 7)
+    # the factorised EM (domains sorted 2, 3, 4): λ arrays N·B once; per iteration the outer products
+    # P_1 + P_2 = 2 + 6, the division by Z (P_2 = 6), the normaliser's N·C + N·w_k and the sums N·C
+    assert estimate_ops("em_converged", n, sizes, 5, C, None, "factorised") == n * B + 5 * n * (2 * C + 8 + 6 + 4)
+    with pytest.raises(ValueError, match="implementation"):
+        estimate_ops("em", n, sizes, 5, C, None, "vectorised")
     with pytest.raises(ValueError, match="epochs"):
         estimate_ops("lremh", n, sizes, iterations=2, candidates=10, epochs=None)
 
 
-def test_cost_is_the_same_for_both_em_codes_and_lremh_counts_its_own_lasso(monkeypatch):
-    """The cost is the algorithm's, not the code's: the explicit and the factorised EM give the same
-    estimate after the same iterations, so the same cost. LREMH's step 1 is the ``lasso`` method's
-    call: the epochs the job counts for it are those of the LASSO inside ``lremh``."""
+def test_cost_follows_the_em_code_the_config_runs_and_lremh_counts_its_own_lasso(monkeypatch):
+    """The explicit and the factorised EM give the same estimate after the same iterations, but do
+    different work: the cost counts the code the config runs (``em.impl``, ``converged.impl``;
+    issue 51.4). LREMH's step 1 is the ``lasso`` method's call: the epochs the job counts for it
+    are those of the LASSO inside ``lremh``."""
     import ldprepro.domain.joint.estimators as estimators_module
 
     blocks, rr, _ = _tiny("cost")
@@ -173,9 +220,17 @@ def test_cost_is_the_same_for_both_em_codes_and_lremh_counts_its_own_lasso(monke
     fac = em(blocks, rr.q_star, rr.p_star, **kw)
     exp_ = em_candidates(blocks, rr.q_star, rr.p_star, cand, np.ones(64), **kw)
     assert fac.iterations == exp_.iterations and fac.candidates == exp_.candidates
-    assert estimate_ops("em", n, sizes, fac.iterations, fac.candidates, None) == estimate_ops(
-        "em", n, sizes, exp_.iterations, exp_.candidates, None
-    )
+    t = fac.iterations
+    assert estimate_ops("em", n, sizes, t, 64, None, "explicit") == n * 64 * (3 + 2 * t)
+    assert estimate_ops("em", n, sizes, t, 64, None, "factorised") == n * 12 + t * n * (2 * 64 + 4 + 16 + 16 + 4)
+    conf = {"em": {"impl": "explicit"}, "converged": {"impl": "factorised"}}
+    assert [em_impl(conf, m) for m in ("em", "em_lopub", "em_converged", "lremh", "lasso")] == [
+        "explicit",
+        "explicit",
+        "factorised",
+        None,
+        None,
+    ]
     exp = {
         "em": {"gap": 1e-3, "stop": "max_abs", "max_iter": 100},
         "lasso": {"alpha": 1e-4, "mode": "frequency", "max_iter": 1000},
@@ -344,4 +399,5 @@ def test_control_settings_merge_and_scope():
     assert runs_control(exp, "em_converged", 2, 1) and not runs_control(exp, "em_converged", 2, 2)
     assert not runs_control(exp, "lremh_converged", 4, 0) and runs_control(exp, "em", 4, 9)
     assert time_reference("em") == "lremh" and time_reference("em_converged") == "lremh_converged"
+    assert time_reference("em_lopub") == "lremh_lopub" and time_reference("lremh_lopub") is None
     assert time_reference("lremh") is None

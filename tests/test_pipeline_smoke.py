@@ -449,7 +449,11 @@ def test_claims_match_the_recorded_reference(full_smoke):
     differing = []
     for col in CLAIM_VALUES:
         a, b = merged[f"{col}_ref"], merged[col]
-        if col in ("kind", "test", "verdict", "robustness", "verdict_strict", "statement", "counted"):
+        if col == "robustness":  # the measured CPU-time reading's verdict may differ between runs (issue 51.4)
+            same = a.astype(str).map(smoke_checks.without_cpu_reading) == b.astype(str).map(
+                smoke_checks.without_cpu_reading
+            )
+        elif col in ("kind", "test", "verdict", "verdict_strict", "statement", "counted"):
             same = a.astype(str) == b.astype(str)
         else:
             x, y = pd.to_numeric(a).to_numpy(dtype=float), pd.to_numeric(b).to_numpy(dtype=float)

@@ -58,7 +58,7 @@ def figure_groups() -> dict[str, list[str]]:
 
 def base_method(name: str) -> str:
     """The method a variant belongs to (variants share its hue on purpose)."""
-    return name.removesuffix("_disc").removesuffix("_at_level").removesuffix("_converged")
+    return name.removesuffix("_disc").removesuffix("_at_level").removesuffix("_converged").removesuffix("_lopub")
 
 
 def test_config_has_figures_to_check():
@@ -93,7 +93,7 @@ def test_markers_differ_within_a_figure():
 
 
 @pytest.mark.parametrize(
-    "variant_name", ["harmony_at_level", "pm_at_level", "em_converged", "lremh_converged", "pm_disc"]
+    "variant_name", ["harmony_at_level", "pm_at_level", "em_converged", "lremh_converged", "pm_disc", "em_lopub"]
 )
 def test_variants_keep_the_hue_but_not_the_line(variant_name):
     v, b = style(variant_name), style(base_method(variant_name))

@@ -22,6 +22,7 @@ from ldprepro.pipeline import parse as pipeline
 from ldprepro.pipeline.io import atomic_write_bytes, atomic_write_text
 
 REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src" / "ldprepro"
 
 
 def test_parse_helpers_import_neither_numpy_nor_pandas_nor_scipy():
@@ -404,32 +405,95 @@ def test_done_called_from_imported_code_does_not_end_the_process():
     jobsetup.done("still here")  # a test (not a job's __main__) calling done(): the process goes on
 
 
-def test_editing_a_claim_declaration_reruns_the_claim_steps_only(tmp_path, monkeypatch):
-    """claims.yaml is read at run time by the dispatcher, not imported: its hash (and that of the
-    modules its function entries name) is a param of the figure rules, never of the compute jobs."""
-
+def _fingerprinted_copy(tmp_path, monkeypatch):
+    """A copy of the package that ``parse`` fingerprints instead of the checkout's, caches cleared."""
     from ldprepro.pipeline import parse
 
     root = tmp_path / "ldprepro"
     shutil.copytree(parse._package_root(), root, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(parse, "_package_root", lambda: root)
-    parse.declarations_hash.cache_clear()
-    parse.code_hash.cache_clear()
+    _clear_fingerprints()
+    return root
+
+
+def _clear_fingerprints():
+    from ldprepro.pipeline import parse
+
+    for cached in (parse.declarations_hash, parse._paper_declarations, parse.code_hash, parse._imports):
+        cached.cache_clear()
+
+
+def _items(node):
+    """Every (key, value) pair of a parsed YAML tree, depth first."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield k, v
+            yield from _items(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _items(v)
+
+
+#: every figure a paper folder declares claims for (the figure rules' ``declarations`` params)
+DECLARED_FIGURES = [
+    (paper, fig)
+    for paper in ("hiera", "bshp", "ldpfl", "dct", "lremh")
+    for fig in yaml.safe_load((SRC / "papers" / paper / "claims.yaml").read_text(encoding="utf-8"))
+    if fig.startswith("fig")
+]
+
+
+def test_editing_a_claim_declaration_reruns_the_claim_steps_only(tmp_path, monkeypatch):
+    """claims.yaml is read at run time by the dispatcher, not imported: its hash (and that of the
+    modules its function entries name) is a param of the figure rules, never of the compute jobs."""
+    from ldprepro.pipeline import parse
+
+    root = _fingerprinted_copy(tmp_path, monkeypatch)
     script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "experiment_job.py"
-    before, job_before = parse.declarations_hash(), parse.code_hash(script)
+    before, job_before = parse.declarations_hash("dct", "fig2"), parse.code_hash(script)
     decl = root / "papers" / "dct" / "claims.yaml"
     decl.write_text(decl.read_text(encoding="utf-8").replace("margin: 1.25", "margin: 1.3", 1), encoding="utf-8")
-    parse.declarations_hash.cache_clear()
-    parse.code_hash.cache_clear()
-    assert parse.declarations_hash() != before
+    _clear_fingerprints()
+    assert parse.declarations_hash("dct", "fig2") != before
     assert parse.code_hash(script) == job_before
-    exact = root / "papers" / "dct" / "exact.py"  # named by a function: entry
+    exact = root / "papers" / "dct" / "exact.py"  # named by a function: entry of fig1 and fig2
+    edited = {fig: parse.declarations_hash("dct", fig) for fig in ("fig1", "fig2", "fig3")}
     exact.write_text(exact.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    edited = parse.declarations_hash()
-    parse.declarations_hash.cache_clear()
-    assert parse.declarations_hash() != edited
-    parse.declarations_hash.cache_clear()
-    parse.code_hash.cache_clear()
+    _clear_fingerprints()
+    assert parse.declarations_hash("dct", "fig1") != edited["fig1"]
+    assert parse.declarations_hash("dct", "fig2") != edited["fig2"]
+    _clear_fingerprints()
+
+
+def test_a_claim_edit_changes_only_its_figures_param(tmp_path, monkeypatch):
+    """Issue 51.8: one claim's words edited in ``papers/<paper>/claims.yaml`` change the
+    ``declarations`` param of exactly the figures that declare that claim (a YAML alias shares it
+    between figures), so Snakemake reruns those renders and the tables that collect claims, not
+    the 22 figures of the five papers. Comments and layout change no param. Each figure's first
+    claim is edited in turn."""
+    from ldprepro.pipeline import parse
+
+    root = _fingerprinted_copy(tmp_path, monkeypatch)
+    before = {f: parse.declarations_hash(*f) for f in DECLARED_FIGURES}
+    for paper, fig in DECLARED_FIGURES:
+        decl = root / "papers" / paper / "claims.yaml"
+        text = decl.read_text(encoding="utf-8")
+        old = yaml.safe_load(text)
+        words = next(v for k, v in _items(old[fig]) if k == "claim")
+        decl.write_text(text.replace(f"{words}", f"{words} (edited)", 1) + "\n# a comment\n", encoding="utf-8")
+        new = yaml.safe_load(decl.read_text(encoding="utf-8"))
+        edited = {(paper, f) for f in old if f.startswith("fig") and old[f] != new[f]}  # aliases share an edit
+        parse.declarations_hash.cache_clear()
+        parse._paper_declarations.cache_clear()
+        changed = {f for f in DECLARED_FIGURES if parse.declarations_hash(*f) != before[f]}
+        assert (paper, fig) in changed and changed == edited, (paper, fig, changed)
+        assert len(changed) <= 3 < len(DECLARED_FIGURES)
+        if (paper, fig) == ("dct", "fig2"):  # the issue's measurement: one figure's render and the tables
+            assert changed == {("dct", "fig2")}
+        decl.write_text(text, encoding="utf-8")
+        parse.declarations_hash.cache_clear()
+        parse._paper_declarations.cache_clear()
+    _clear_fingerprints()
 
 
 @pytest.mark.parametrize(

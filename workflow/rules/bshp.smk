@@ -89,7 +89,7 @@ for _fig, _entry in BSHP_FIGURES.items():
                 if c["dataset"] in BSHP_UNAVAILABLE
             },
             code=code("bshp_figure.py"),
-            declarations=DECLARATIONS,
+            declarations=declarations("bshp", _fig),
         script:
             "../scripts/bshp_figure.py"
 

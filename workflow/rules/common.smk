@@ -123,9 +123,15 @@ def _plugins_hash():
 
 
 PLUGINS_HASH = _plugins_hash()
-# The papers' claim declarations (papers/<key>/claims.yaml and the modules they name): a param of
-# every rule that decides claims, so editing a claim reruns exactly the figures' claim steps.
-DECLARATIONS = declarations_hash()
+
+
+def declarations(paper, fig):
+    """The hash of the figure's own section of papers/<paper>/claims.yaml and of the modules its
+    function entries name (ldprepro.pipeline.parse.declarations_hash), a param of the figure's job,
+    which decides its claims. Editing one claim reruns that figure's claims step and the report
+    tables, not every figure."""
+    return declarations_hash(paper, fig)
+
 
 # The mechanism names config.yaml uses, checked against the registry once the plugins are loaded
 # (the schema only checks that they are names): an unknown one stops the parse naming its key.
@@ -152,7 +158,15 @@ def register_figure(paper, figure, title, panels=(), unavailable=None):
     status, reason = figure_status(panels, unavailable or {})
     missing = {p["dataset"]: (unavailable or {})[p["dataset"]] for p in panels if p["dataset"] in (unavailable or {})}
     FIGURE_REGISTRY.append(
-        {"paper": paper, "figure": figure, "title": title, "status": status, "reason": reason, "unavailable": missing}
+        {
+            "paper": paper,
+            "figure": figure,
+            "title": title,
+            "status": status,
+            "reason": reason,
+            "unavailable": missing,
+            "panels": [{"dataset": p["dataset"], "data_role": p.get("data_role", "paper")} for p in panels],
+        }
     )
 
 

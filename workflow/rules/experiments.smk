@@ -162,7 +162,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         params:
             **experiment_figure_params(_paper, _fig, _entry, UNAVAILABLE),
             code=code("experiment_figure.py"),
-            declarations=DECLARATIONS,
+            declarations=declarations(_paper, _fig),
         script:
             "../scripts/experiment_figure.py"
 
@@ -193,7 +193,7 @@ if NOTHING_TO_COMPUTE:
                 for p, f in NOTHING_TO_COMPUTE
             ],
             code=code("experiment_figure.py"),
-            declarations=DECLARATIONS,
+            declarations=[declarations(p, f) for p, f in NOTHING_TO_COMPUTE],
         script:
             "../scripts/experiment_figure.py"
 

@@ -56,7 +56,7 @@ if "ldpfl" in config and "fig1" in config["ldpfl"]:
             **figure_report_params("ldpfl", "fig1"),
             fig=LDPFL_FIG1,
             code=code("ldpfl_fig1_figure.py"),
-            declarations=DECLARATIONS,
+            declarations=declarations("ldpfl", "fig1"),
         script:
             "../scripts/ldpfl_fig1_figure.py"
 
@@ -88,6 +88,6 @@ if "ldpfl" in config and "fig4" in config["ldpfl"]:
             fig=LDPFL_FIG4,
             seed=config["seed"],
             code=code("ldpfl_fig4.py"),
-            declarations=DECLARATIONS,
+            declarations=declarations("ldpfl", "fig4"),
         script:
             "../scripts/ldpfl_fig4.py"

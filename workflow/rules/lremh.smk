@@ -2,6 +2,7 @@
 #   results/lremh/<time fig>/<experiment>__<method>.parquet   cost_ops, lasso_epochs (decide Figs. 1-2) and CPU time (drawn only)
 #   results/lremh/<avd fig>/<experiment>__<method>.parquet    AVD, iterations, candidates, pruning
 #   results/lremh/<figN>/summary.parquet, claims.parquet
+#   results/lremh/<time fig>/cost_time_agreement.json      Spearman rank agreement of cost_ops with CPU time
 #   figures/lremh/<figN>.png, .svg                              one panel per f
 # One job per experiment (dataset) runs all methods on the same reports, so the timings of a
 # figure come from one process on one machine. An unobtainable dataset gives "not available" panels.
@@ -62,11 +63,13 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             results=[] if _missing else experiment_outputs(_exp, _kind),
         output:
             **figure_report_outputs("lremh", _fig),
+            **({"agreement": f"results/lremh/{_fig}/cost_time_agreement.json"} if _kind == "time" else {}),
             summary=f"results/lremh/{_fig}/summary.parquet",
             claims=f"results/lremh/{_fig}/claims.parquet",
             claim_points=f"results/lremh/{_fig}/claim_points.parquet",
             png=report_if_built(f"figures/lremh/{_fig}.png", caption=figure_caption("lremh", _fig), category="lremh"),
             svg=f"figures/lremh/{_fig}.svg",
+            # time figures: the rank agreement of the cost with CPU time (ldprepro.papers.lremh.agreement)
         log:
             f"logs/lremh/{_fig}.log",
         group:
@@ -83,7 +86,7 @@ for _fig, (_name, _kind) in sorted(LREMH_FIGURES.items()):
             exp=_exp,
             unavailable=_missing,
             code=code("lremh_figure.py"),
-            declarations=DECLARATIONS,
+            declarations=declarations("lremh", _fig),
         script:
             "../scripts/lremh_figure.py"
 

@@ -14,6 +14,10 @@ REPORT_DATASETS = sorted(
 )
 REPORT_CARDS = [f"data/processed/{ds}.json" for ds in REPORT_DATASETS if ds not in UNAVAILABLE_ALL]
 ALL_TARGETS.extend(["results/report/claims.html", "results/report/provenance.html"])
+# A reproduction card per paper (ldprepro.report.cards), written by report_tables: one job for every
+# table that collects claims, so that a claim edit reruns its figure and this job only.
+CARD_PAPERS = [p for p in ("hiera", "bshp", "ldpfl", "dct", "lremh") if any(f["paper"] == p for f in FIGURE_REGISTRY)]
+ALL_TARGETS.extend(f"results/{p}/reproduction.md" for p in CARD_PAPERS)
 
 # Stage timings come from the logs of the jobs upstream of the report's tables: each job's log ends
 # with its own `resources:` line (ldprepro.pipeline.jobsetup). Logs are not products Snakemake tracks,
@@ -55,6 +59,15 @@ rule report_tables:
         provenance=report_if_built(
             "results/report/provenance.html", caption="../report/tables.rst", category="provenance"
         ),
+        reproduction=[
+            report_if_built(
+                f"results/{p}/reproduction.md",
+                caption="../report/reproduction.rst",
+                category="reproduction cards",
+                labels={"paper": p},
+            )
+            for p in CARD_PAPERS
+        ],
     log:
         "logs/report/tables.log",
     conda:
@@ -66,9 +79,18 @@ rule report_tables:
         figures=FIGURE_REGISTRY,
         job_logs=REPORT_JOB_LOGS,
         unavailable={ds: UNAVAILABLE_ALL[ds] for ds in REPORT_DATASETS if ds in UNAVAILABLE_ALL},
+        card_papers=CARD_PAPERS,
+        # the cards read the declared readings: a declaration's edit reruns this job
+        declarations=[declarations(f["paper"], f["figure"]) for f in FIGURE_REGISTRY],
         code=code("report_tables.py"),
     script:
         "../scripts/report_tables.py"
+
+
+# Paper 004's time figures: the rank agreement of the cost model with CPU time (docs/papers/lremh.md links it).
+LREMH_AGREEMENT = [
+    f"results/lremh/{fig}/cost_time_agreement.json" for fig, (_, k) in LREMH_FIGURES.items() if k == "time"
+]
 
 
 # README material for every registered figure: thumbnails, the verdict table and the "Results at a
@@ -81,6 +103,7 @@ rule readme_figures:
         benchmark=["results/benchmark/winners.md"] if BENCHMARK else [],
         benchmark_figures=[f"figures/benchmark/{t}_winners.png" for t in BENCHMARK],
         cards=REPORT_CARDS,
+        lremh_agreement=LREMH_AGREEMENT,
     output:
         thumbnails=[f"docs/figures/{f['paper']}_{f['figure']}.png" for f in FIGURE_REGISTRY],
         verdicts="docs/figures/verdicts.md",
@@ -88,6 +111,7 @@ rule readme_figures:
         benchmark=["docs/benchmark.md"] if BENCHMARK else [],
         benchmark_thumbnails=[f"docs/figures/benchmark_{t}_winners.png" for t in BENCHMARK],
         datasets="docs/figures/datasets.md",
+        lremh_agreement=["docs/figures/lremh_cost_agreement.md"] if LREMH_AGREEMENT else [],
     log:
         "logs/readme_figures.log",
     conda:

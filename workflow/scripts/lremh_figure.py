@@ -4,11 +4,14 @@ from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
+import json
+
 from ldprepro.claims.tables import write_claims
 from ldprepro.domain.frequency import rappor_privacy
-from ldprepro.papers.lremh.claims import figure_tables
+from ldprepro.papers.lremh.agreement import cost_time_agreement
+from ldprepro.papers.lremh.claims import DATASET_LABELS, figure_tables
 from ldprepro.papers.lremh.plotting import plot_figure
-from ldprepro.pipeline.io import write_parquet
+from ldprepro.pipeline.io import atomic_write_text, write_parquet
 from ldprepro.report.figure_report import write_figure_report
 
 ready()
@@ -22,6 +25,9 @@ title = exp["title"].format(n=p.figure[3:]) + (
 raw, summary, claims, d = figure_tables(snakemake.input.results, p.figure, exp, dict(p.unavailable))
 write_parquet(summary, snakemake.output.summary)
 write_claims(claims, snakemake.output.claims, snakemake.output.claim_points)
+if p.kind == "time":  # how the cost ranks the estimates against CPU time (measured: machine-dependent)
+    agreement = cost_time_agreement(raw, p.figure, DATASET_LABELS.get(exp["dataset"], exp["dataset"]))
+    atomic_write_text(snakemake.output.agreement, json.dumps(agreement, indent=1, ensure_ascii=False) + "\n")
 privacy = {}
 for f in exp["f"] if d else []:
     pr = rappor_privacy(float(f), exp["p"], exp["q"], d)

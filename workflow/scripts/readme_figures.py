@@ -34,6 +34,14 @@ for path in sm.input.cards:
     with open(path, encoding="utf-8") as fh:
         cards.append(json.load(fh))
 atomic_write_text(sm.output.datasets, report.datasets_markdown(cards))
+if sm.input.lremh_agreement:  # paper 004: how the cost model ranks the estimates against CPU time
+    from ldprepro.papers.lremh.agreement import agreement_markdown
+
+    records = []
+    for path in sm.input.lremh_agreement:
+        with open(path, encoding="utf-8") as fh:
+            records.append(json.load(fh))
+    atomic_write_text(sm.output.lremh_agreement[0], agreement_markdown(records, sm.config["scale"], sm.config["seed"]))
 for src, dest in zip(sm.input.benchmark, sm.output.benchmark):  # the generated benchmark page
     with open(src, encoding="utf-8") as fh:
         atomic_write_text(dest, fh.read())

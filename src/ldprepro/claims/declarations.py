@@ -57,7 +57,9 @@ a counted claim more strictly ("(ours, stricter)").
         - {reading: "'large ε' read as ε ≥ 4", eps: {min: 4}}
 
 The claim is decided again under each (``claims.dispatch``); its ``robustness`` says "robust" when
-every alternative gives the declared reading's verdict, else which reading it depends on.
+every alternative gives the declared reading's verdict, else which reading it depends on. An
+alternative declared ``show: true`` is named with its verdict even when that verdict agrees
+("robust (same verdict under: … → holds)"): a reading the paper itself used, shown, never the verdict.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
             except DeclarationError as exc:
                 raise DeclarationError(f"{at} ({decl['claim']!r}): {exc}") from None
         for j, alt in enumerate(decl.get("alternatives") or []):
-            bad = set(alt) - {"reading"} - TEST_KEYS[test] if isinstance(alt, dict) else None
+            bad = set(alt) - {"reading", "show"} - TEST_KEYS[test] if isinstance(alt, dict) else None
             if not isinstance(alt, dict) or "reading" not in alt or (bad and test != "function"):
                 raise DeclarationError(
                     f"{at}.alternatives[{j}] ({decl['claim']!r}): an alternative is a 'reading' and the keys it "

@@ -46,13 +46,23 @@ def _verdict(c) -> str:
     return c["verdict"] if isinstance(c, dict) else claim_row(c)["verdict"]
 
 
-def robustness(verdicts: dict[str, str], declared: str) -> str:
-    """'robust', or 'depends on: …' naming each alternative reading whose verdict differs."""
+#: how a robustness statement names the readings declared ``show: true`` that give the declared verdict
+SAME = "same verdict under: "
+
+
+def robustness(verdicts: dict[str, str], declared: str, shown=()) -> str:
+    """'robust', or 'depends on: …' naming each alternative reading whose verdict differs; the
+    readings in ``shown`` (an alternative declared ``show: true``, e.g. paper 004's CPU time) are
+    named with their verdict even when it agrees: 'robust (same verdict under: … → holds)'."""
     differ = {reading: v for reading, v in verdicts.items() if v != declared}
+    agree = "; ".join(f"{r} → {v}" for r, v in verdicts.items() if r in shown and v == declared)
     if not differ:
-        return "robust"
+        return f"robust ({SAME}{agree})" if agree else "robust"
     return (
-        "depends on: " + "; ".join(f"{reading} → {v}" for reading, v in differ.items()) + f" (as declared: {declared})"
+        "depends on: "
+        + "; ".join(f"{reading} → {v}" for reading, v in differ.items())
+        + f" (as declared: {declared})"
+        + (f"; {SAME}{agree}" if agree else "")
     )
 
 
@@ -60,6 +70,8 @@ def _combine(existing: str, new: str) -> str:
     """Two robustness statements of one claim as one ('robust' only if both are)."""
     if existing in ("", "robust"):
         return new
+    if new.startswith(f"robust ({SAME}"):  # robust to the new readings, some named: append them
+        return f"{existing}; {new[len('robust (') : -1]}"
     return existing if new == "robust" else f"{existing}; {new}"
 
 
@@ -95,13 +107,14 @@ def _decide(res: Results, d: dict, datasets: list[str] | None = None) -> list:
         return claims
     per_alt = {}
     for alt in alternatives:
-        changed = {k: v for k, v in alt.items() if k != "reading"}
+        changed = {k: v for k, v in alt.items() if k not in ("reading", "show")}
         per_alt[alt["reading"]] = decide(res, {**d, **changed, "alternatives": []}, datasets)
+    shown = {alt["reading"] for alt in alternatives if alt.get("show")}
     for i, c in enumerate(claims):
         if not isinstance(c, Claim):
             continue
         verdicts = {r: _verdict(alt[i]) if i < len(alt) else "not testable" for r, alt in per_alt.items()}
-        c.robustness = _combine(c.robustness, robustness(verdicts, _verdict(c)))
+        c.robustness = _combine(c.robustness, robustness(verdicts, _verdict(c), shown))
     return claims
 
 

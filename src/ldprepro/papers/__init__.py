@@ -63,6 +63,19 @@ def declared_claims(
     return spec, " + ".join(where) or f"{paper}.{figure}"
 
 
+def declarations_by_figure(paper: str, figures) -> dict[str, list[dict]]:
+    """{figure: its declarations in the paper folder's ``claims.yaml``, ``for_each`` expanded} for
+    the ``figures`` the paper declares (the reproduction card reads their readings)."""
+    from ldprepro.claims.declarations import validate
+
+    out = {}
+    for figure in figures:
+        section = paper_section(paper, figure)
+        if section:
+            out[figure] = validate(section.get("claims", []), f"{paper} {figure}", import_functions=False)
+    return out
+
+
 def default_role(paper: str, figure: str, section: dict | None) -> str:
     """The data role of a figure's panels unless a panel says otherwise: ``user`` for your own
     experiments (under ``experiments:``, or a figure added under one of the five papers' keys that

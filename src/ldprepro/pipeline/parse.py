@@ -19,6 +19,7 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 import re
 from pathlib import Path
@@ -181,18 +182,23 @@ def _imports(path: Path, root: Path) -> tuple[Path, ...]:
     return tuple(sorted(out))
 
 
-def _declarations(root: Path) -> list[Path]:
-    """The papers' claim declarations (``papers/<key>/claims.yaml``) and the modules their
-    ``function: "ldprepro.x:name"`` entries import at run time: the claim dispatcher reads them, so
-    they are code of every job that decides claims (``declarations_hash``)."""
-    out = []
-    for decl in sorted((root / "papers").glob("*/claims.yaml")):
-        out.append(decl)
-        for module in re.findall(r"function:\s*[\"']?ldprepro\.([\w.]+):", decl.read_text(encoding="utf-8")):
-            f = _module_file(root, module)
-            if f is not None:
-                out.append(f)
-    return out
+@functools.cache
+def _paper_declarations(root: Path, paper: str) -> dict:
+    """A paper folder's ``claims.yaml`` parsed (YAML aliases resolved), {} when there is none."""
+    path = root / "papers" / paper / "claims.yaml"
+    if not path.is_file():
+        return {}
+    return load_yaml(path.read_text(encoding="utf-8")) or {}
+
+
+def _functions(section) -> list[str]:
+    """The ``function: "ldprepro.x:name"`` entries of a section of ``claims.yaml``, at any depth."""
+    if isinstance(section, dict):
+        own = [section["function"]] if isinstance(section.get("function"), str) else []
+        return own + [m for v in section.values() for m in _functions(v)]
+    if isinstance(section, list):
+        return [m for v in section for m in _functions(v)]
+    return []
 
 
 def code_files(script: str | os.PathLike) -> list[Path]:
@@ -234,15 +240,23 @@ def _files_hash(files, root: Path) -> str:
 
 
 @functools.cache
-def declarations_hash() -> str:
-    """sha256 (16 hex digits) of the papers' claim declarations and of every module (with its
-    imports) that a ``function:`` entry names: a param of the figure rules, which decide claims, so
-    that editing a claim reruns its figures' claims and nothing upstream (the compute jobs)."""
+def declarations_hash(paper: str, figure: str) -> str:
+    """sha256 (16 hex digits) of one figure's claim declarations (its section of
+    ``papers/<paper>/claims.yaml``, YAML aliases resolved, comments and layout ignored) and of every
+    module (with its imports) that a ``function:`` entry of that section names. A param of the
+    figure's rule, which decides its claims: editing a claim reruns that figure's claims step (and
+    the tables that collect claims), not the other figures nor anything upstream (the compute jobs).
+    A figure without a paper folder or section hashes the empty section."""
     root = _package_root()
-    files = set(_declarations(root))
-    for f in sorted(p for p in files if p.suffix == ".py"):
-        files |= set(code_files(f))
-    return _files_hash(sorted(files), root)
+    section = _paper_declarations(root, paper).get(figure)
+    files: set[Path] = set()
+    for module in re.findall(r"^ldprepro\.([\w.]+):", "\n".join(_functions(section)), flags=re.M):
+        f = _module_file(root, module)
+        if f is not None:
+            files |= {f, *code_files(f)}
+    h = hashlib.sha256(json.dumps(section, sort_keys=True, ensure_ascii=False, default=str).encode())
+    h.update(_files_hash(sorted(files), root).encode())
+    return h.hexdigest()[:16]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -49,9 +49,19 @@ def rst_text(text) -> str:
 
 
 def markdown_text(text) -> str:
-    """``text`` as literal Markdown inline text on one line, safe in a table cell."""
+    """``text`` as literal Markdown inline text on one line, safe in a table cell (``None`` and NaN:
+    an empty string)."""
+    if text is None or (isinstance(text, float) and text != text):
+        return ""
     escaped = one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", escaped)
+
+
+def markdown_link(label, target: str) -> str:
+    """A Markdown link whose label is :func:`markdown_text` and whose target (a path we build, never
+    config text) has its parentheses and spaces percent-encoded."""
+    safe = str(target).replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{markdown_text(label)}]({safe})"
 
 
 def html_text(text) -> str:

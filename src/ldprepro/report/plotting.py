@@ -67,6 +67,8 @@ MECHANISM_STYLE: dict[str, tuple[str, str, str]] = {
     "lasso": ("LASSO", PALETTE["orange"], "s"),
     "lremh": ("LREMH", PALETTE["green"], "^"),
     "lremh_converged": ("LREMH, EM run to convergence", PALETTE["green"], "^"),
+    "em_lopub": ("EM, LoPub's stopping rule", PALETTE["blue"], "o"),
+    "lremh_lopub": ("LREMH, LoPub's stopping rule", PALETTE["green"], "^"),
     # BSHP paper
     "split_baseline": ("baseline (ε/m per query)", PALETTE["grey"], "o"),
     "bshp": ("BSHP", PALETTE["blue"], "s"),
@@ -93,6 +95,7 @@ LINESTYLE = {
     "at_level": "-.",  # a budget-matched reference: dash-dot, hollow markers
     "discretised": ":",  # the discretised post-processing (Zhao et al. Alg. 5)
     "converged": "--",  # EM run to convergence: dashed, hollow markers
+    "lopub": ":",  # EM stopped by LoPub's |Δ max θ| rule (paper 004's alternative reading; not drawn there)
     "unclipped": "--",  # HierA without clipping
     "theory": (0, (4, 2)),  # an exact closed form: thin dashes, no markers
 }
@@ -143,6 +146,8 @@ def style(name: str) -> dict:
         ls, mfc = LINESTYLE["at_level"], "none"
     if base.endswith("_converged"):
         ls, mfc = LINESTYLE["converged"], "none"
+    if base.endswith("_lopub"):
+        ls, mfc = LINESTYLE["lopub"], "none"
     return {"label": label, "color": colour, "marker": marker, "ls": ls, "mfc": mfc}
 
 

@@ -17,7 +17,10 @@ Design (issue 13):
 * **Two stopping rules.** Every claim about EM is declared twice: with the paper's gap 0.001 on
   max|Δθ| (the [U] reading, methods ``em``/``lremh``) and with our control, the same EM run to
   convergence (``em_converged``/``lremh_converged``: mean per-user log-likelihood gain ≤ the
-  configured gap), so a verdict on "EM" is not a verdict on the stopping rule.
+  configured gap), so a verdict on "EM" is not a verdict on the stopping rule. LoPub's rule
+  |Δ max θ| ≤ 0.001 (``em_lopub``/``lremh_lopub``) is the declared alternative reading of the [U]
+  stop (``stop: max_cell`` in a declaration's ``alternatives``): the robustness column gives its
+  verdict.
 * **Efficiency** (Figs. 1–2, :mod:`ldprepro.papers.lremh.efficiency`) is decided on the
   machine-independent cost of :mod:`ldprepro.papers.lremh.cost` (operations counted from Alg. 2),
   never on measured time, so every verdict depends only on config and seed.
@@ -67,6 +70,10 @@ def per_run(raw: pd.DataFrame, metric: str, methods: Sequence[str], subsets: int
     every method in ``methods`` has (so the compared estimates come from the same reports);
     geometric mean when ``log``."""
     s = raw[(raw["metric"] == metric) & raw["mechanism"].isin(methods)]
+    if s.empty:  # no rows of the metric (e.g. no measured time in a constructed case): no (f, k, run)
+        return pd.DataFrame(
+            columns=list(methods), index=pd.MultiIndex.from_arrays([[], [], []], names=["f", "k", "run"])
+        )
     wide = s.pivot_table(index=["f", "k", "rep"], columns="mechanism", values="value", aggfunc="first")
     if not set(methods) <= set(wide.columns):
         return pd.DataFrame(columns=list(methods))
@@ -109,12 +116,32 @@ def _setting(res: Results) -> tuple[str, int]:
 # ------------------------------------------------------------------------------------------------
 # one claim per stopping rule (the efficiency claims of Figs. 1-2 are in efficiency.py)
 # ------------------------------------------------------------------------------------------------
+#: the [U] stop read as LoPub's rule (a declaration's ``stop: max_cell``): its methods and words
+LOPUB_VARIANT = (
+    "em_lopub",
+    "lremh_lopub",
+    "EM stops at LoPub's gap 0.001 on |Δ max θ| (alternative reading of the [U] stop)",
+    "",
+)
+#: the values of a declaration's ``stop`` key (the [U] reading, LoPub's rule)
+STOPS = ("max_abs", "max_cell")
+
+
+def variants(decl: dict) -> tuple:
+    """The stopping rules a declaration is decided under: the [U] reading (``stop: max_abs``, the
+    default) or LoPub's (``stop: max_cell``, an alternative reading), then the converged control."""
+    stop = decl.get("stop", "max_abs")
+    if stop not in STOPS:
+        raise ValueError(f"{decl['claim']!r}: stop {stop!r}; one of {STOPS}")
+    return (LOPUB_VARIANT if stop == "max_cell" else VARIANTS[0], VARIANTS[1])
+
+
 def _per_variant(res: Results, decl: dict, kind: str, methods, build) -> list:
-    """One claim per stopping rule: ``build(em_m, lr_m, rule) -> (scope, points, evidence)``, or a
-    not-testable row when a method it compares was not run."""
+    """One claim per stopping rule (:func:`variants`): ``build(em_m, lr_m, rule) -> (scope, points,
+    evidence)``, or a not-testable row when a method it compares was not run."""
     out: list = []
     dataset, _ = _setting(res)
-    for em_m, lr_m, rule, suffix in VARIANTS:
+    for em_m, lr_m, rule, suffix in variants(decl):
         words = decl["claim"] + suffix
         need = [m.format(em=em_m, lremh=lr_m) for m in methods]
         if not _has(res.raw, *need):

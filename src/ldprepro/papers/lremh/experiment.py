@@ -13,7 +13,10 @@ verdicts between otherwise identical runs).
 
 Besides the paper's EM, LASSO and LREMH (EM stopped by the paper's gap 0.001, [U] reading
 max|Δθ|), the control ``em_converged`` / ``lremh_converged`` (ours, issue 13) runs the same EM to
-convergence (config ``lremh.converged``), on the first ``converged.subsets`` subsets of each run.
+convergence (config ``lremh.converged``), on the first ``converged.subsets`` subsets of each run, and
+``em_lopub`` / ``lremh_lopub`` run the same EM and LREMH stopped by LoPub's rule |Δ max θ| ≤ gap
+(config ``lremh.lopub``; the paper's ref. [12], whose code the paper very probably ran: the
+alternative reading of the [U] stopping rule), on every subset.
 
 The time figure's files hold the timing rows (metrics ``time_s``, ``time_ratio_to_lremh``: drawn,
 never deciding a verdict) and, beside them, the machine-independent cost of every estimate
@@ -50,10 +53,10 @@ from ldprepro.papers.lremh.cost import COST_METRIC, EPOCHS_METRIC, estimate_ops
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "lremh"
-METHODS = ("em", "lasso", "lremh", "em_converged", "lremh_converged")
+METHODS = ("em", "lasso", "lremh", "em_converged", "lremh_converged", "em_lopub", "lremh_lopub")
 TIME_METRICS = ("time_s", "time_ratio_to_lremh")
 #: methods whose estimate starts with the LASSO of Alg. 2 lines 1–10 (their cost counts its epochs)
-LASSO_BASED = ("lasso", "lremh", "lremh_converged")
+LASSO_BASED = ("lasso", "lremh", "lremh_converged", "lremh_lopub")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -105,6 +108,19 @@ def draw_subsets(d: int, k: int, count: int, seed: int, dataset: str) -> list[tu
 
 #: the converged-EM control (ours, issue 13): the same estimators run to convergence
 CONTROLS = {"em_converged": "em", "lremh_converged": "lremh"}
+#: the same estimators stopped by LoPub's |Δ max θ| rule (the alternative reading of the [U] stop)
+LOPUB = {"em_lopub": "em", "lremh_lopub": "lremh"}
+
+
+def em_impl(exp: dict, method: str) -> str | None:
+    """The EM implementation ``method``'s EM from uniform runs (``em.impl``, or the control's
+    ``converged.impl``); None for LASSO and the LREMH methods (their EM is the explicit
+    candidate-list EM, Alg. 2 step 3)."""
+    if method in ("em", "em_lopub"):
+        return exp["em"].get("impl", "explicit")
+    if method == "em_converged":
+        return (exp.get("converged") or {}).get("impl", "factorised")
+    return None
 
 
 def _estimators(exp: dict) -> dict:
@@ -129,27 +145,31 @@ def _estimators(exp: dict) -> dict:
 
         return run_em
 
+    lopub_kw = {**em_kw, "stop": (exp.get("lopub") or {}).get("stop", "max_cell")}
     tau = float(exp["lremh"]["tau"])
     return {
-        "em": em_with(em_kw, e.get("impl", "explicit")),
+        "em": em_with(em_kw, em_impl(exp, "em")),
         "lasso": lambda bl, qs, ps: lasso(bl, qs, ps, **la_kw),
         "lremh": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **em_kw, lasso_kw=la_kw),
-        "em_converged": em_with(conv_kw, cv.get("impl", "factorised")),
+        "em_converged": em_with(conv_kw, em_impl(exp, "em_converged")),
         "lremh_converged": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **conv_kw, lasso_kw=la_kw),
+        "em_lopub": em_with(lopub_kw, em_impl(exp, "em_lopub")),
+        "lremh_lopub": lambda bl, qs, ps: lremh(bl, qs, ps, tau=tau, **lopub_kw, lasso_kw=la_kw),
     }
 
 
 def time_reference(method: str) -> str | None:
     """The LREMH a method's time is divided by in the ``time_ratio_to_lremh`` rows: LREMH with the
     same stopping rule (None for LREMH itself)."""
-    if method in ("lremh", "lremh_converged"):
+    if method in ("lremh", "lremh_converged", "lremh_lopub"):
         return None
-    return "lremh_converged" if method in CONTROLS else "lremh"
+    return {"em_converged": "lremh_converged", "em_lopub": "lremh_lopub"}.get(method, "lremh")
 
 
 def runs_control(exp: dict, method: str, k: int, subset_index: int) -> bool:
     """Whether ``method`` runs at (k, subset): the control runs on the first ``converged.subsets``
-    subsets of each run and at the ``converged.k`` dimensions only (its cost, see config.yaml)."""
+    subsets of each run and at the ``converged.k`` dimensions only (its cost, see config.yaml); every
+    other method (LoPub's stop included) everywhere."""
     if method not in CONTROLS:
         return True
     cv = exp.get("converged") or {}
@@ -233,7 +253,9 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                             spent[m] += secs[m]
                             if m in LASSO_BASED:
                                 epochs[m] = lasso_epochs(estimators, blocks, rr, est if m == "lasso" else None, epochs)
-                            ops[m] = estimate_ops(m, n_users, sz, est.iterations, est.candidates, epochs.get(m))
+                            ops[m] = estimate_ops(
+                                m, n_users, sz, est.iterations, est.candidates, epochs.get(m), em_impl(exp, m)
+                            )
                             r = {**base, "figure": exp["avd_figure"], "mechanism": m}
                             rows += [
                                 {**r, "metric": "avd", "value": avd(truth, est.theta)},
@@ -246,7 +268,7 @@ def run_experiment(exp: dict, codes: np.ndarray, sizes: list[int], seed: int, lo
                                     {**r, "metric": "converged", "value": float(est.info["converged"])},
                                     scored[-1][0],
                                 ]
-                            if m in ("lremh", "lremh_converged"):
+                            if m in ("lremh", "lremh_converged", "lremh_lopub"):
                                 pruned = est.info["pruned"]
                                 rows += [
                                     {**r, "metric": "pruned_true_mass", "value": float(truth[pruned].sum())},

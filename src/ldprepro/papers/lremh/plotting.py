@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ldprepro.papers.lremh.cost import COST_METRIC
-from ldprepro.papers.lremh.experiment import CONTROLS
+from ldprepro.papers.lremh.experiment import CONTROLS, LOPUB
 
 
 def _style(method: str) -> dict:
@@ -124,6 +124,9 @@ def plot_figure(
 
     from ldprepro.report.plotting import not_available_panel, plain_log_ticks, save_figure, set_suptitle, shared_legend
 
+    # EM and LREMH stopped by LoPub's rule (the alternative reading of the [U] stop) are not drawn: they
+    # would double every curve; their verdicts are in the claims' robustness column, their rows in the results
+    summary = summary[~summary["mechanism"].isin(list(LOPUB))] if len(summary) else summary
     if unavailable:
         fig, axes = plt.subplots(
             len(unavailable), 1, figsize=(6.0, 0.6 + 0.5 * len(unavailable)), squeeze=False, layout="constrained"
