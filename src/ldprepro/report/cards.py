@@ -14,7 +14,7 @@ It reads the claims table's columns as they are and, where a column is absent, f
 to the claim's kind (closed-form on the paper's data = a statement of the paper); ``finding`` (one
 key per theorem finding) to the claim's words; ``counted`` to True; ``reconstructed`` to the
 declaration's ``reconstructed: true``; ``panels`` ("1 of 4 panels") to "". Every text from the
-tables, the config and the declarations is written as data (:mod:`ldprepro.report.markdown`).
+tables, the config and the declarations is written as data (:func:`ldprepro.report.markup.markdown_text`).
 """
 
 from __future__ import annotations
