@@ -128,7 +128,7 @@ DECLARATIONS = declarations_hash()
 # (the schema only checks that they are names): an unknown one stops the parse naming its key.
 # Without plugins, the built-in names are known without importing numpy.
 MECHANISM_NAMES = registered_mechanisms(config.get("mechanism_plugins"))
-check_config_mechanisms(config, MECHANISM_NAMES)
+check_config_mechanisms(config, MECHANISM_NAMES, CONFIG_ORIGIN.of)
 
 
 def code(script, plugins=True):

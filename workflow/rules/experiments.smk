@@ -24,7 +24,13 @@ MEAN_FIGURES = {
 # A figure's own claims (`claims:` in its entry) are checked now, naming the config key.
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
-    validate_claims(_entry.get("claims", []), f"config.yaml {_key}.claims", import_functions=False)
+    validate_claims(_entry.get("claims", []), f"{CONFIG_ORIGIN.of(_key)} {_key}.claims", import_functions=False)
+    for _panel in _entry["panels"]:
+        if _panel["dataset"] not in config["datasets"]:
+            raise ValueError(
+                f"{CONFIG_ORIGIN.of(_key)}: {_key}.panels names dataset {_panel['dataset']!r}, which is not "
+                "under datasets: add it there (README, 'Adding a dataset') or correct the name"
+            )
 UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
 # Jobs that an earlier figure's job already computes (the same parameters: Figs. 11-13 of paper
 # 002 repeat curves of Figs. 6, 8 and 9): their result file is that job's rows, relabelled
