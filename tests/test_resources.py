@@ -118,7 +118,8 @@ def test_envelope_is_above_every_point():
 def test_rules_size_compute_jobs_by_their_card():
     """The compute rules pass their data card to the model (so resources follow the data)."""
     rules = {p.stem: p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")}
-    for smk, family in [("experiments", "figure_job"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
+    # the experiment rules size a job by its kind's family (ldprepro.experiments.kinds: kind_family)
+    for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
         assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
     assert 'res("lremh_job", entry=_exp, card="card")' in rules["lremh"]
     assert "sized_by_input=True" in rules["data"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
+from ldprepro.experiments.kinds import KINDS, kind_names, needs_data as kind_needs_data
 from ldprepro.pipeline import resources as job_resources
 from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS, check_config_mechanisms, registered_mechanisms
 from ldprepro.pipeline.scheduler_wakeups import coalesce as coalesce_scheduler_wakeups
@@ -130,6 +131,14 @@ DECLARATIONS = declarations_hash()
 MECHANISM_NAMES = registered_mechanisms(config.get("mechanism_plugins"))
 check_config_mechanisms(config, MECHANISM_NAMES, CONFIG_ORIGIN.of)
 
+# The experiment kinds the shared experiment rules run (ldprepro.experiments.kinds, experiments.smk).
+EXPERIMENT_KINDS = kind_names()
+
+
+def kind_family(entry):
+    """The resource family a figure's jobs are sized as: its kind's (ldprepro.experiments.kinds)."""
+    return KINDS[entry["kind"]].resource_family
+
 
 def code(script, plugins=True):
     """Fingerprint of the package code a script runs (a param: editing that code reruns the job)
@@ -197,6 +206,13 @@ def figure_compute(entry):
     """The compute parameters of an experiment figure's jobs: its entry without the panels (and, by
     compute_params, without titles or labels), so a presentation edit reruns no job."""
     return compute_params({k: v for k, v in entry.items() if k != "panels"})
+
+
+def panel_data(entry, dataset, what):
+    """A panel's processed dataset file (``what``: parquet or json), none for a data-free panel
+    (synthetic counts, a worst-case input: ldprepro.experiments.kinds.needs_data)."""
+    needs = kind_needs_data(entry, figure_panel(entry, dataset))
+    return f"data/processed/{dataset}.{what}" if needs else []
 
 
 def figure_panel(entry, dataset):
