@@ -1,4 +1,5 @@
-"""Claims declared as data, and how one declaration becomes a claim with its points.
+"""Claims declared as data, and how one declaration becomes a claim with its points. The reference
+for users is docs/claims.md, checked against this module by tests/test_claims_doc.py.
 
 A paper's claims live in its folder (``ldprepro/papers/<key>/claims.yaml``, keyed by figure); a
 user's experiment declares its own under ``claims:`` in its config.yaml entry, in the same form::
