@@ -89,7 +89,8 @@ PRODUCT_NEEDS = []
 # model (ldprepro.pipeline.resources) reads the job's data card (rows x one-hot width) and its config
 # entry (repetitions, folds, eps count, ...) and declares (safety factor x the envelope of measured
 # jobs + the Snakemake wrapper's RSS) x attempt. The calibration, timing/resources.json, is written by
-# timing/resources_fit.py from measured runs (smoke, paper, IPUMS-sized); timing/resources.md has the
+# timing/resources_fit.py from measured runs (smoke, paper, IPUMS-sized), with its model part (all
+# the parse reads) in the package (ldprepro/pipeline/resource_model.json); timing/resources.md has the
 # declared-vs-measured table. A card that does not exist yet at DAG time (made by a data job) gives
 # <TBD>; Snakemake evaluates the resources again when the job is ready. Every job is single-threaded
 # (BLAS/OpenMP pinned to `threads` by ldprepro.pipeline.jobsetup), so threads = 1 everywhere.
@@ -97,7 +98,7 @@ PRODUCT_NEEDS = []
 # (jobsetup.watchdog); on SLURM it is the job's time limit, and a job killed for memory or time is
 # retried with attempt = 2 (profiles/slurm). Raise one by hand: --set-resources RULE:runtime=N.
 # ---------------------------------------------------------------------------------------------
-RESOURCE_MODEL = job_resources.load_model(Path(workflow.basedir) / "timing" / "resources.json")
+RESOURCE_MODEL = job_resources.load_model(job_resources.MODEL_FILE)
 
 
 def res(family, entry=None, card=None, sized_by_input=False):
