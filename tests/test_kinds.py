@@ -185,3 +185,60 @@ def test_the_examples_build_with_configfile_and_no_code(tmp_path):
     assert pd.read_parquet(tmp_path / "results/toysgd/fig1/claims.parquet")["verdict"].notna().all()
     for t in targets:
         assert (tmp_path / t).stat().st_size > 1000
+
+
+# ------------------------------------------------------------------------- the kinds' other panels
+def test_a_frequency_figure_against_k_decides_the_condition_at_every_k(tmp_path):
+    from ldprepro.pipeline.results import aggregate
+
+    entry = {
+        "kind": "frequency",
+        "panels": [{"dataset": "uniform", "synthetic": "uniform", "users": 2000}],
+        "mechanisms": ["grr", "olh"],
+        "k": [4, 16, 256],
+        "eps": [1.0, 2.0],
+        "reps": 4,
+        "metric": "mse",
+        "x": "k",
+        "claims": [
+            {
+                "claim": "OLH beats GRR when k > 3e^ε + 2",
+                "scope": "s",
+                "test": "outperform",
+                "mechanism": "olh",
+                "against": ["grr"],
+                "where": "k > 3*exp(eps) + 2",
+            },
+            {"claim": "OLH beats GRR", "scope": "s", "test": "outperform", "mechanism": "olh", "against": ["grr"]},
+        ],
+    }
+    raw, claims, _ = run_in_process({"papers": {"p": {"fig1": entry}}})
+    c = claims.set_index("claim")
+    # in scope: k = 16 at ε = 1 (3e + 2 = 10.2) and k = 256 at both ε (3e² + 2 = 24.2)
+    assert c.loc["OLH beats GRR when k > 3e^ε + 2", "verdict"] == "holds"
+    assert c.loc["OLH beats GRR when k > 3e^ε + 2", "evidence"] == "exact computation agrees at every point (3)"
+    assert c.loc["OLH beats GRR", "verdict"] == "does not hold"  # GRR wins at k = 4
+    assert sorted(raw["k"].unique()) == [4, 16, 256]
+    kinds.load("frequency").plot(aggregate(raw), entry, {}, "t", tmp_path / "f.png", tmp_path / "f.svg")
+    assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_a_frequency_panel_on_a_dataset_column_and_a_data_dependent_variance():
+    df = pd.DataFrame({"colour": ["red", "blue", "blue", "green"] * 250, "age": np.linspace(20, 80, 1000)})
+    card = {"columns": [{"name": "age", "type": "numeric", "domain": [0, 100]}]}
+    panel = {"dataset": "toy", "column": "colour"}
+    freq = kinds.load("frequency")
+    fig = {"kind": "frequency", "panels": [panel], "mechanisms": ["oue"], "eps": [1.0], "reps": 3, "metric": "variance"}
+    rows = pd.DataFrame(freq.run_job(fig, panel, "oue", df, None, 1, "p", "f", lambda *a: None))
+    assert (rows["k"] == 3).all() and (rows["n_users"] == 1000).all()
+    var = kinds.load("variance")
+    vpanel = {"dataset": "toy", "columns": ["age"]}
+    vfig = {"kind": "variance", "panels": [vpanel], "mechanisms": ["pm"], "eps": [1.0], "reps": 3, "metric": "variance"}
+    rows = pd.DataFrame(var.run_job(vfig, vpanel, "pm", df, card, 1, "p", "f", lambda *a: None))
+    theory = rows.loc[rows["metric"] == "variance_theory", "value"].iloc[0]
+    from ldprepro.domain.mechanisms import get_mechanism
+
+    t = df["age"].to_numpy() / 50 - 1  # the card's domain [0, 100] mapped to [−1, 1]
+    assert theory == pytest.approx(float(np.mean(get_mechanism("pm", 1.0).variance(t))), rel=1e-12)
+    assert "t_input" not in rows  # a data panel has no single worst-case input
+    assert kinds.needs_data(vfig, vpanel) and not kinds.needs_data(vfig, {"dataset": "w", "input": "worst_case"})
