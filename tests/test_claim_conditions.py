@@ -49,6 +49,13 @@ def test_a_declaration_with_a_bad_condition_is_refused_naming_it():
         validate([decl], "where")
 
 
+def test_a_bad_condition_in_an_alternative_reading_is_refused_too():
+    decl = {"claim": "c", "scope": "s", "test": "no_worse", "mechanism": "a", "against": ["b"], "where": "eps > 1"}
+    decl["alternatives"] = [{"reading": "from ε = 2", "where": "eps >> 2"}]
+    with pytest.raises(DeclarationError, match=r"where: condition 'eps >> 2': RShift is not allowed"):
+        validate([decl], "where")
+
+
 def _exact_results(ratios: dict[float, float]) -> pd.DataFrame:
     """Two mechanisms with exact expectations: b's is 1, a's ``ratios[ε]``; 4 repetitions each."""
     rows = []

@@ -144,9 +144,11 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
                 eps_filter(decl["eps"], [])
             except DeclarationError as exc:
                 raise DeclarationError(f"{at} ({decl['claim']!r}): {exc}") from None
-        if "where" in decl and test != "function":
+        conditions_declared = [decl] + [a for a in decl.get("alternatives") or [] if isinstance(a, dict)]
+        for holder in conditions_declared if test != "function" else []:
             try:
-                conditions.parse(decl["where"])
+                if "where" in holder:
+                    conditions.parse(holder["where"])
             except conditions.ConditionError as exc:
                 raise DeclarationError(f"{at} ({decl['claim']!r}): where: {exc}") from None
         for j, alt in enumerate(decl.get("alternatives") or []):
