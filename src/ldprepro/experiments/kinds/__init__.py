@@ -8,9 +8,11 @@ panel, or per panel and mechanism on a dataset marked ``one_job_per_mechanism``)
 here (:class:`KindSpec`, light: read at every workflow parse, no numpy) and in the kind's module
 (imported only by a job or a render of that kind), which provides
 
-- ``run_job(fig, panel, mechanism, df, card, seed, paper, figure, progress) -> list[dict]``: the
-  tidy rows of one mechanism on one panel (``df``, ``card``: the panel's dataset, None for a panel
-  that needs none); random streams keyed by (paper, figure, dataset, mechanism, …);
+- ``run_job(fig, panel, mechanism, df, card, seed, paper, figure, progress, split_of=None) ->
+  list[dict]``: the tidy rows of one mechanism on one panel (``df``, ``card``: the panel's dataset,
+  None for a panel that needs none; ``progress``: the job log's printf-style line; ``split_of``: the
+  figure whose cross-validation splits an LDP-SGD panel shares); random streams keyed by (paper,
+  figure, dataset, mechanism, …);
 - ``grid(fig) -> ldprepro.pipeline.verify.Grid``: the grid the rows must cover (checked before a
   figure is drawn or a shared result reused);
 - ``plot(summary, fig, unavailable, title, png, svg, claims)``: the default plot;
@@ -22,8 +24,9 @@ of the measured ``<metric>`` for what was run (the claim engine decides such poi
 entry's ``metric`` (the y axis and the claims' default).
 
 Adding a kind is one module (the three functions above) plus its line in :data:`KINDS` (and its
-name in :func:`_named_for_the_code_fingerprint`) and its entry schema (``workflow/schemas/config.schema.yaml``, ``$defs/<schema>``; tests/test_kinds.py
-checks that every kind has one and that the schema's ``kind`` enum is this registry).
+name in :func:`_named_for_the_code_fingerprint`) and its entry schema
+(``workflow/schemas/config.schema.yaml``, ``$defs/<schema>``); tests/test_kinds.py checks that every
+kind has both and that the schema's ``kind`` enum is this registry.
 """
 
 from __future__ import annotations
