@@ -95,6 +95,25 @@ def test_every_docs_example_is_a_valid_paper_as_printed(kind):
         assert toy == example
 
 
+def test_an_entry_its_kind_cannot_draw_is_refused_at_load_time_naming_the_key():
+    for kind in KINDS_SHOWN:
+        _, _, entry = only_entry(docs_example(kind))
+        assert kinds.entry_problems(entry, "k") == []
+    _, _, freq = only_entry(docs_example("frequency"))
+    assert kinds.entry_problems({**freq, "k": [16, 64]}, "papers.wang17.fig1") == [
+        "papers.wang17.fig1: x: eps draws one k, and k is [16, 64]: draw x: k (a curve per oracle and ε)"
+    ]
+    no_k = {k: v for k, v in freq.items() if k != "k"}
+    assert "needs the figure's domain sizes" in kinds.entry_problems(no_k, "f")[0]
+    column = {**freq, "x": "k", "panels": [{"dataset": "adult", "column": "education"}]}
+    assert "x: k needs synthetic panels" in kinds.entry_problems(column, "f")[0]
+    _, _, var = only_entry(docs_example("variance"))
+    no_users = {k: v for k, v in var.items() if k != "users"}
+    assert kinds.entry_problems(no_users, "v") == [
+        "v: a worst-case variance panel needs the Monte-Carlo users per repetition, users: 1000 say"
+    ]
+
+
 # --------------------------------------------------------------------------- the acceptance figures
 def run_in_process(example: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Every job of the example's one figure in this process, its grid checked, its claims decided."""

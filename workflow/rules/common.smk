@@ -8,7 +8,12 @@ from pathlib import Path
 
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
-from ldprepro.experiments.kinds import KINDS, kind_names, needs_data as kind_needs_data
+from ldprepro.experiments.kinds import (
+    KINDS,
+    entry_problems as kind_entry_problems,
+    kind_names,
+    needs_data as kind_needs_data,
+)
 from ldprepro.pipeline import resources as job_resources
 from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS, check_config_mechanisms, registered_mechanisms
 from ldprepro.pipeline.scheduler_wakeups import coalesce as coalesce_scheduler_wakeups

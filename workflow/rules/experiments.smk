@@ -26,6 +26,9 @@ MEAN_FIGURES = {
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
     validate_claims(_entry.get("claims", []), f"{CONFIG_ORIGIN.of(_key)} {_key}.claims", import_functions=False)
+    _problems = kind_entry_problems(_entry, _key)
+    if _problems:
+        raise ValueError("\n".join(f"{CONFIG_ORIGIN.of(_key)}: {p}" for p in _problems))
     for _panel in _entry["panels"]:
         if kind_needs_data(_entry, _panel) and _panel["dataset"] not in config["datasets"]:
             raise ValueError(

@@ -121,6 +121,25 @@ def _named_for_the_code_fingerprint() -> None:
     from ldprepro.experiments.kinds import frequency, mean, sgd, variance  # noqa: F401
 
 
+def entry_problems(entry: dict, key: str) -> list[str]:
+    """What a figure entry (config key ``key``, the scale's overrides applied) asks that its kind
+    cannot draw, checked when the workflow loads (the schema checks each key alone; these are
+    combinations): one message per problem, naming the key and what to write instead."""
+    out = []
+    kind = entry.get("kind")
+    panels = entry.get("panels") or []
+    if kind == "frequency":
+        if any("synthetic" in p for p in panels) and not entry.get("k"):
+            out.append(f"{key}: a synthetic frequency panel needs the figure's domain sizes, k: [64] say")
+        if entry.get("x", "eps") == "eps" and len(entry.get("k") or []) > 1:
+            out.append(f"{key}: x: eps draws one k, and k is {entry['k']}: draw x: k (a curve per oracle and ε)")
+        if entry.get("x") == "k" and any("synthetic" not in p for p in panels):
+            out.append(f"{key}: x: k needs synthetic panels (a dataset's column has one k, its categories)")
+    if kind == "variance" and any(p.get("input") == "worst_case" for p in panels) and "users" not in entry:
+        out.append(f"{key}: a worst-case variance panel needs the Monte-Carlo users per repetition, users: 1000 say")
+    return out
+
+
 def needs_data(entry: dict, panel: dict) -> bool:
     """Whether a panel of this entry reads a dataset (its data and card are job inputs)."""
     key = get_kind(entry.get("kind", "mean")).data_free_key
