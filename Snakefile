@@ -14,6 +14,7 @@ from pathlib import Path
 from snakemake.utils import min_version, validate
 
 from ldprepro.pipeline.config_guard import check_config
+from ldprepro.pipeline.config_origin import ConfigOrigin, check_schema
 from ldprepro.pipeline.float_kernels import pin_float_kernels
 from ldprepro.pipeline.integrity import repair
 from ldprepro.pipeline.parse import command_line_booleans, complete_targets
@@ -34,6 +35,9 @@ configfile: "config.yaml"
 check_config(config)
 # `--config refresh_availability=true` gives the string 'true': read it as the boolean it means.
 command_line_booleans(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+# Which file (config.yaml or a --configfile) each key came from: every config error names it.
+CONFIG_ORIGIN = ConfigOrigin.from_files("config.yaml", workflow.overwrite_configfiles, workflow.config_settings.config)
+check_schema(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_ORIGIN)
 validate(config, "workflow/schemas/config.schema.yaml")
 
 # Outputs that are empty, cut short or altered since their job wrote them (digest sidecars) are

@@ -286,6 +286,23 @@ def test_theory_claims_are_decided_exactly_and_can_fail(monkeypatch):
     assert planted.loc[2, "verdict"] == "does not hold" and "refuted by exact computation" in planted.loc[2, "evidence"]
 
 
+def test_the_plane_claims_respect_the_oracles_run_and_one_k_cannot_show_a_k_dependence():
+    from ldprepro.benchmark import theory
+
+    eps = [0.5, 4.0]
+    without_ss = ["grr", "oue", "olh"]
+    claims = theory.theory_claims([2, 16, 64], eps, without_ss)
+    assert len(claims) == 2 and not claims["claim"].str.contains("SS").any()  # no claim about an oracle left out
+    win = theory.exact_winners(theory.exact_plane([2, 16, 64], eps, without_ss))
+    assert set(",".join(win["winners"]).split(",")) <= set(without_ss)
+    one_k = theory.theory_claims([64], eps, ["olh", "ss", "hr"]).set_index("claim")
+    flat = one_k.loc[
+        "Wang et al. 2017 (Sec. 4, optimal local hashing): OLH's variance does not depend on the domain size k"
+    ]
+    assert flat["verdict"] == "not testable" and "one domain size" in flat["evidence"]
+    assert one_k.index[-1].endswith("no larger than every other oracle's (OLH, HR)")
+
+
 def test_plane_figures_and_page_from_a_small_run(tmp_path):
     from ldprepro.benchmark import theory
 

@@ -108,3 +108,61 @@ def test_nothing_points_outside_the_repository():
             if re.search(r"shared/specs|\bspecs/|\bspec [a-z_0-9]+\.md|zhao2021 §|sampling_histograms_bshp_wshp", line):
                 bad.append(f"{p.relative_to(REPO)}:{i}: {line.strip()[:100]}")
     assert not bad, "\n".join(bad[:20])
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """{module: the ldprepro modules it imports, at any depth of the file}: ``from a.b import c``
+    points to the module a.b.c when there is one, else to a.b (a package's __init__)."""
+    known = {module_name(p) for p in modules()}
+    graph = {}
+    for path in modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        targets = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name in known}
+            elif isinstance(node, ast.ImportFrom) and node.module in known:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & known
+                targets |= subs or {node.module}
+                if len(subs) < len(node.names):  # names taken from the module itself
+                    targets.add(node.module)
+        graph[module_name(path)] = targets - {module_name(path)}
+    return graph
+
+
+def test_the_import_graph_has_no_circles():
+    """No module imports, directly or through others, a module that imports it (a lazy import
+    inside a function counts too: it is the same dependency, only deferred)."""
+    graph = import_graph()
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert circles == [], circles

@@ -48,6 +48,14 @@ def _declared(job: dict, tmp_path: Path, attempt: int = 1) -> tuple[int, int]:
     return fns["mem_mb"](wildcards, files, 1, attempt), fns["runtime"](wildcards, files, 1, attempt)
 
 
+def test_the_workflow_s_model_is_the_calibration_s():
+    """The model the workflow reads at every parse (the package's 2 KB resource_model.json) is the
+    'model' part of timing/resources.json, both written by timing/resources_fit.py."""
+    assert json.loads(R.MODEL_FILE.read_text())["model"] == DATA["model"]
+    assert R.MODEL_FILE.stat().st_size < 5000
+    assert R.load_model(R.MODEL_FILE).lines == MODEL.lines
+
+
 def test_calibration_covers_paper_and_ipums_sizes():
     sources = {j["source"] for j in MEASURED}
     assert any(s.startswith("ipums:") for s in sources), "no IPUMS-sized job in timing/resources.json"
@@ -118,7 +126,8 @@ def test_envelope_is_above_every_point():
 def test_rules_size_compute_jobs_by_their_card():
     """The compute rules pass their data card to the model (so resources follow the data)."""
     rules = {p.stem: p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")}
-    for smk, family in [("experiments", "figure_job"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
+    # the experiment rules size a job by its kind's family (ldprepro.experiments.kinds: kind_family)
+    for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
         assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
     assert 'res("lremh_job", entry=_exp, card="card")' in rules["lremh"]
     assert "sized_by_input=True" in rules["data"]

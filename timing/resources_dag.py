@@ -91,8 +91,11 @@ def dag_jobs() -> list[tuple[str, str]]:
 def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
     """(family, figure key) of a DAG job; None for target-only rules (no resources, run locally)."""
     parts = output.split("/")
-    if rule == "figure_job" or rule.startswith("panel_job_"):
-        return f"figure_job.{config[parts[1]][parts[2]]['kind']}", f"{parts[1]}/{parts[2]}"
+    if rule == "figure_job" or rule.startswith("panel_job_"):  # sized as its kind says (experiments.kinds)
+        from ldprepro.experiments.kinds import KINDS
+
+        kind = config[parts[1]][parts[2]]["kind"]
+        return KINDS[kind].resource_family, f"{parts[1]}/{parts[2]}"
     if rule.startswith("benchmark_job_"):  # benchmark_job_<task>_<dataset>: every panel on the dataset
         return f"benchmark_job.{parts[2]}", f"benchmark/{parts[2]}"
     if rule == "audit_families":  # every audit family in one job

@@ -11,7 +11,8 @@ when --ipums-card is given). It measures the peak RSS of the Snakemake process t
 cluster node (a dry-run parse of this checkout), fits each family's envelope lines
 (ldprepro.pipeline.resources.fit_envelope) and writes
 
-- ``timing/resources.json``: meta, the model (lines per family, the Snakemake RSS), every measured
+- ``timing/resources.json``: meta, the model (lines per family, the Snakemake RSS; also written alone to
+  ``src/ldprepro/pipeline/resource_model.json``, where the workflow reads it), every measured
   job (rule, family, dataset rows × width, size, work, peak RSS, wall, CPU, declared mem_mb / runtime),
   and the cards and config entries they used (tests/test_resources.py re-evaluates the rules' resource
   callables on them);
@@ -374,12 +375,22 @@ def cluster_estimate(jobs: list[dict], dag: list[tuple[str, str]]) -> list[dict]
     return out
 
 
+def write_model(path: Path, model: dict) -> None:
+    """The model part alone, where the workflow reads it at every parse (resources.MODEL_FILE)."""
+    note = (
+        "the resource model the workflow reads at every parse: the 'model' part of timing/resources.json, "
+        "written with it by timing/resources_fit.py; do not edit"
+    )
+    path.write_text(json.dumps({"note": note, "model": model}, indent=1) + "\n")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", type=Path, action="append", default=[], help="a run directory (logs/, config.yaml)")
     ap.add_argument("--ipums", type=Path, action="append", default=[], help="timing/ipums_run.py JSON")
     ap.add_argument("--ipums-card", type=Path, action="append", default=[], help="a card of that run, to check widths")
     ap.add_argument("--out", type=Path, default=HERE / "resources.json")
+    ap.add_argument("--model-out", type=Path, default=R.MODEL_FILE, help="the model the workflow reads")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "cluster.md")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown from the JSON")
     ap.add_argument(
@@ -418,11 +429,14 @@ def main(argv=None) -> None:
         # (when none exists yet), then measure that RSS on the parse and fit again
         if not args.out.exists():
             args.out.write_text(json.dumps({"meta": meta, "model": fit(jobs, 0.0), "jobs": []}) + "\n")
+        if not args.model_out.exists():
+            write_model(args.model_out, fit(jobs, 0.0))
         rss = snakemake_rss_mb()
         print(f"snakemake wrapper peak RSS {rss:.0f} MB", flush=True)
         data = {"meta": meta, "model": fit(jobs, rss, inputs), "inputs": inputs, "jobs": jobs}
         data["cluster"] = cluster_estimate(jobs, dag_jobs())
         args.out.write_text(json.dumps(data, indent=1) + "\n")
+        write_model(args.model_out, data["model"])
     args.out.with_suffix(".md").write_text(render(data))
     splice(args.doc, cluster_block(data))
     print(f"wrote {args.out}, {args.out.with_suffix('.md')}, {args.doc}")

@@ -9,6 +9,12 @@ from pathlib import Path
 from ldprepro.claims.declarations import check_in_scope as claims_in_scope
 from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
+from ldprepro.experiments.kinds import (
+    KINDS,
+    entry_problems as kind_entry_problems,
+    kind_names,
+    needs_data as kind_needs_data,
+)
 from ldprepro.pipeline import resources as job_resources
 from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS, check_config_mechanisms, registered_mechanisms
 from ldprepro.pipeline.scheduler_wakeups import coalesce as coalesce_scheduler_wakeups
@@ -91,7 +97,8 @@ PRODUCT_NEEDS = []
 # model (ldprepro.pipeline.resources) reads the job's data card (rows x one-hot width) and its config
 # entry (repetitions, folds, eps count, ...) and declares (safety factor x the envelope of measured
 # jobs + the Snakemake wrapper's RSS) x attempt. The calibration, timing/resources.json, is written by
-# timing/resources_fit.py from measured runs (smoke, paper, IPUMS-sized); timing/resources.md has the
+# timing/resources_fit.py from measured runs (smoke, paper, IPUMS-sized), with its model part (all
+# the parse reads) in the package (ldprepro/pipeline/resource_model.json); timing/resources.md has the
 # declared-vs-measured table. A card that does not exist yet at DAG time (made by a data job) gives
 # <TBD>; Snakemake evaluates the resources again when the job is ready. Every job is single-threaded
 # (BLAS/OpenMP pinned to `threads` by ldprepro.pipeline.jobsetup), so threads = 1 everywhere.
@@ -99,7 +106,7 @@ PRODUCT_NEEDS = []
 # (jobsetup.watchdog); on SLURM it is the job's time limit, and a job killed for memory or time is
 # retried with attempt = 2 (profiles/slurm). Raise one by hand: --set-resources RULE:runtime=N.
 # ---------------------------------------------------------------------------------------------
-RESOURCE_MODEL = job_resources.load_model(Path(workflow.basedir) / "timing" / "resources.json")
+RESOURCE_MODEL = job_resources.load_model(job_resources.MODEL_FILE)
 
 
 def res(family, entry=None, card=None, sized_by_input=False):
@@ -137,7 +144,15 @@ def declarations(paper, fig):
 # (the schema only checks that they are names): an unknown one stops the parse naming its key.
 # Without plugins, the built-in names are known without importing numpy.
 MECHANISM_NAMES = registered_mechanisms(config.get("mechanism_plugins"))
-check_config_mechanisms(config, MECHANISM_NAMES)
+check_config_mechanisms(config, MECHANISM_NAMES, CONFIG_ORIGIN.of)
+
+# The experiment kinds the shared experiment rules run (ldprepro.experiments.kinds, experiments.smk).
+EXPERIMENT_KINDS = kind_names()
+
+
+def kind_family(entry):
+    """The resource family a figure's jobs are sized as: its kind's (ldprepro.experiments.kinds)."""
+    return KINDS[entry["kind"]].resource_family
 
 
 def code(script, plugins=True):
@@ -214,6 +229,13 @@ def figure_compute(entry):
     """The compute parameters of an experiment figure's jobs: its entry without the panels (and, by
     compute_params, without titles or labels), so a presentation edit reruns no job."""
     return compute_params({k: v for k, v in entry.items() if k != "panels"})
+
+
+def panel_data(entry, dataset, what):
+    """A panel's processed dataset file (``what``: parquet or json), none for a data-free panel
+    (synthetic counts, a worst-case input: ldprepro.experiments.kinds.needs_data)."""
+    needs = kind_needs_data(entry, figure_panel(entry, dataset))
+    return f"data/processed/{dataset}.{what}" if needs else []
 
 
 def figure_panel(entry, dataset):

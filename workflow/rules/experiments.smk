@@ -1,6 +1,7 @@
-# Config-driven experiment figures: entries `<paper>.<figN>` with `kind: mean` (mean estimation)
-# or `kind: sgd` (LDP stochastic gradient descent), for papers 000, 002 and 003, for the papers added
-# under `papers:` and for your own experiments under `experiments:` (docs/extending.md).
+# Config-driven experiment figures: entries `<paper>.<figN>` with a `kind` of the kind registry
+# (ldprepro.experiments.kinds: mean, sgd, frequency, variance), for papers 000, 002 and 003, for the
+# papers added under `papers:` and for your own experiments under `experiments:` (docs/extending.md).
+# Every kind goes through these rules; what a job computes, its grid and its plot are its kind's.
 #   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   ε × sweep × size × reps of one mechanism
 #     written by one job per panel (rule panel_job_<paper>_<figN>: every mechanism of the figure on
 #     that dataset, so the start-up is paid once), or, on a dataset marked `one_job_per_mechanism`
@@ -19,15 +20,29 @@ MEAN_FIGURES = {
     (paper, fig): figure_params(paper, fig)
     for paper, section in EXPERIMENT_SECTIONS.items()
     for fig, entry in section.items()
-    if isinstance(entry, dict) and entry.get("kind") in ("mean", "sgd")
+    if isinstance(entry, dict) and entry.get("kind") in EXPERIMENT_KINDS
 }
 # A figure's own claims (`claims:` in its entry) are checked now, naming the config key: their keys,
 # and that the figure runs the mechanisms and ε they name (claims_in_scope).
 for (_paper, _fig), _entry in MEAN_FIGURES.items():
     _key = f"papers.{_paper}.{_fig}" if _paper in config.get("papers", {}) else f"{_paper}.{_fig}"
-    _where = f"config.yaml {_key}.claims"
+    _where = f"{CONFIG_ORIGIN.of(_key)} {_key}.claims"
     claims_in_scope(validate_claims(_entry.get("claims", []), _where, import_functions=False), _entry, _where)
-UNAVAILABLE = unavailable_datasets({p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"]})
+    _problems = kind_entry_problems(_entry, _key)
+    if _problems:
+        raise ValueError("\n".join(f"{CONFIG_ORIGIN.of(_key)}: {p}" for p in _problems))
+    for _panel in _entry["panels"]:
+        if kind_needs_data(_entry, _panel) and _panel["dataset"] not in config["datasets"]:
+            raise ValueError(
+                f"{CONFIG_ORIGIN.of(_key)}: {_key}.panels names dataset {_panel['dataset']!r}, which is not "
+                "under datasets: add it there (README, 'Adding a dataset') or correct the name"
+            )
+# the datasets the panels read (a data-free panel, synthetic counts or a worst-case input, reads none)
+UNAVAILABLE = unavailable_datasets(
+    {p["dataset"] for f in MEAN_FIGURES.values() for p in f["panels"] if kind_needs_data(f, p)}
+)
+
+
 # Jobs that an earlier figure's job already computes (the same parameters: Figs. 11-13 of paper
 # 002 repeat curves of Figs. 6, 8 and 9): their result file is that job's rows, relabelled
 # (ldprepro.pipeline.shared_jobs; docs/extending.md).
@@ -65,7 +80,7 @@ rule figure_job:
     resources:
         **res(
             # a job that only copies an earlier figure's rows is sized as a table job
-            lambda w: ("tables" if shared_of_job(w) else f"figure_job.{MEAN_FIGURES[(w.paper, w.figure)]['kind']}"),
+            lambda w: ("tables" if shared_of_job(w) else kind_family(MEAN_FIGURES[(w.paper, w.figure)])),
             entry=lambda w: MEAN_FIGURES[(w.paper, w.figure)],
             card="card",
         ),
@@ -95,8 +110,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         name:
             f"panel_job_{_paper}_{_fig}"
         input:
-            parquet="data/processed/{dataset}.parquet",
-            card="data/processed/{dataset}.json",
+            parquet=lambda w, _e=_entry: panel_data(_e, w.dataset, "parquet"),
+            card=lambda w, _e=_entry: panel_data(_e, w.dataset, "json"),
             shared=lambda w, _p=_paper, _f=_fig, _e=_entry: list(
                 shared_files(SHARED, _p, _f, w.dataset, _e["mechanisms"]).values()
             ),
@@ -112,7 +127,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
         threads: 1
         resources:
             **res(
-                f"figure_job.{_entry['kind']}",
+                kind_family(_entry),
                 entry={**_entry, "job_mechanisms": _entry["mechanisms"]},
                 card="card",
             ),

@@ -12,22 +12,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ldprepro.benchmark.tables import TASK_TITLES
-from ldprepro.report.plotting import plt, save_figure, set_suptitle, shared_legend, style
+from ldprepro.report.plotting import ORACLE_STYLE, plt, save_figure, set_suptitle, shared_legend, style
 
 #: colours for mechanisms that share a hue in the per-paper figures but meet in the benchmark
 #: (Harmony and PM-OPT are both sky blue there, DCT and PM-SUB both reddish purple): Paul Tol's
 #: olive for Harmony, black for DCT (not LDP; also drawn hollow).
 BENCHMARK_COLOURS = {"harmony": "#999933", "dct": "#000000"}
-#: the frequency oracles (only ever drawn among themselves): label, Okabe–Ito / Tol colour, marker
-ORACLE_STYLE = {
-    "grr": ("GRR", "#D55E00", "o"),
-    "sue": ("SUE", "#56B4E9", "v"),
-    "oue": ("OUE", "#0072B2", "s"),
-    "olh": ("OLH", "#009E73", "^"),
-    "blh": ("BLH", "#999933", "<"),
-    "ss": ("SS", "#CC79A7", "D"),
-    "hr": ("HR", "#E69F00", "P"),
-}
 
 
 def bench_style(name: str) -> dict:

@@ -15,6 +15,7 @@ import pandas as pd
 from ldprepro.benchmark.naming import panel_columns, panel_label
 from ldprepro.domain.frequency import EPS_ORACLES, get_oracle
 from ldprepro.domain.mechanisms import MECHANISMS
+from ldprepro.experiments.kinds.frequency import category_codes, synthetic_counts  # noqa: F401 (also the plane's)
 from ldprepro.experiments.mean import mean_error_rows
 from ldprepro.experiments.mean_figures import panel_values
 from ldprepro.pipeline.seeding import rng_for
@@ -66,38 +67,11 @@ def mean_job(entry: dict, panel: dict, df: pd.DataFrame, card: dict, seed: int) 
     return [r for r in rows if r["metric"] in ("sq_error", "sq_error_theory")]
 
 
-def category_codes(df: pd.DataFrame, column: str, dataset: str) -> tuple[np.ndarray, int]:
-    """Integer codes 0..k−1 of a categorical column (missing values dropped), and k."""
-    if column not in df.columns:
-        raise KeyError(f"benchmark: dataset {dataset!r} has no column {column!r}; columns: {list(df.columns)}")
-    codes, uniques = pd.factorize(df[column].dropna(), sort=True)
-    if len(uniques) < 2:
-        raise ValueError(f"benchmark: column {column!r} of {dataset!r} has {len(uniques)} category; needs ≥ 2")
-    return codes.astype(np.int64), len(uniques)
-
-
-def synthetic_counts(distribution: str, k: int, users: int, zipf_s: float = 1.1) -> np.ndarray:
-    """True counts of a synthetic (k, ε)-plane panel, deterministic: ``users`` users spread over k
-    values in proportion to the distribution (``uniform``, or ``zipf`` with Pr(i) ∝ (i + 1)^−s),
-    rounded by largest remainder so that they sum to ``users`` exactly."""
-    if distribution == "uniform":
-        w = np.ones(int(k))
-    elif distribution == "zipf":
-        w = np.arange(1, int(k) + 1, dtype=float) ** -float(zipf_s)
-    else:
-        raise ValueError(f"benchmark plane: unknown distribution {distribution!r}; choose uniform or zipf")
-    exact = int(users) * w / w.sum()
-    counts = np.floor(exact).astype(np.int64)
-    short = int(users) - int(counts.sum())
-    counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
-    return counts
-
-
 def frequency_counts(panel: dict, df: pd.DataFrame | None) -> np.ndarray:
     """True counts of a frequency panel: a categorical column's, or a synthetic plane panel's."""
     if "synthetic" in panel:
         return synthetic_counts(panel["synthetic"], panel["k"], panel["users"], panel.get("zipf_s", 1.1))
-    codes, k = category_codes(df, panel["column"], panel["dataset"])
+    codes, k = category_codes(df, panel["column"], panel["dataset"], "benchmark")
     return np.bincount(codes, minlength=k)
 
 

@@ -1,4 +1,5 @@
-"""Claims declared as data, and how one declaration becomes a claim with its points.
+"""Claims declared as data, and how one declaration becomes a claim with its points. The reference
+for users is docs/claims.md, checked against this module by tests/test_claims_doc.py.
 
 A paper's claims live in its folder (``ldprepro/papers/<key>/claims.yaml``, keyed by figure); a
 user's experiment declares its own under ``claims:`` in its config.yaml entry, in the same form::
@@ -21,10 +22,16 @@ Test kinds (``TESTS``), their keys, and the claim kind they give (docs/verdicts-
   collective claim ("our approaches outperform existing solutions"), the best of these against the
   best of ``against`` at each point; ``fair_margin``: the claim's own practical margin for the fair
   reading (a ratio for errors, a difference for rates; docs/verdicts-standard.md, "Two readings");
+- ``no_worse`` (pairwise / range): ``mechanism`` is no worse than every one of ``against`` (A ≤ B,
+  ties allowed; exact: ratio of the expectations ≤ ``margin``, default 1; simulated: non-inferiority
+  within ×``margin``), with the same ``eps`` / ``where`` scope;
 - ``sweep_trend`` (trend): the metric of ``mechanism`` falls as ``sweep`` grows (``log_x``,
   ``log``: true, false or auto = log for errors, linear for rates; ``theory_effect``);
 - ``mechanism_trend`` (trend): every mechanism's metric falls as ``x`` (ε, n_users) grows;
 - ``equivalence``: ``a`` and ``b`` within ×``margin`` at every ``x`` in scope (TOST);
+  ``where`` (on ``outperform``, ``no_worse`` and ``equivalence``): a condition on the point's ε, domain
+  size k and number of users n, e.g. ``"k > 3*exp(eps) + 2"`` (``ldprepro.claims.conditions``); a
+  figure with several k decides these tests at every k;
 - ``ratio_below`` (range): metric(``mechanism``)/metric(b) < ``bound`` for every b in ``against``;
 - ``theory_agreement`` (equivalence): the simulated ``metric`` (default: the panel's) agrees with
   its exact expectation within ×``margin``, pooled per mechanism (TOST); declared ``per_role`` on
@@ -69,6 +76,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ldprepro.claims import conditions
 from ldprepro.claims.names import label
 
 if TYPE_CHECKING:  # the declarations are validated at workflow parse time: no pandas imported here
@@ -96,16 +104,18 @@ COMMON_KEYS = {
     "reconstructed",
 }
 TEST_KEYS = {
-    "outperform": {"mechanism", "against", "eps", "check_ties", "fair_margin"},
+    "outperform": {"mechanism", "against", "eps", "check_ties", "fair_margin", "where"},
+    "no_worse": {"mechanism", "against", "margin", "eps", "where"},
     "sweep_trend": {"mechanism", "sweep", "log_x", "log", "theory_effect"},
     "mechanism_trend": {"x"},
-    "equivalence": {"a", "b", "margin", "x", "eps"},
+    "equivalence": {"a", "b", "margin", "x", "eps", "where"},
     "ratio_below": {"mechanism", "against", "bound", "x", "fair_margin"},
     "theory_agreement": {"margin", "metric"},
     "function": {"function"},
 }
 REQUIRED = {
     "outperform": {"mechanism", "against"},
+    "no_worse": {"mechanism", "against"},
     "sweep_trend": {"mechanism", "sweep"},
     "mechanism_trend": {"x"},
     "equivalence": {"a", "b", "margin"},
@@ -150,6 +160,13 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
                 eps_filter(decl["eps"], [])
             except DeclarationError as exc:
                 raise DeclarationError(f"{at} ({decl['claim']!r}): {exc}") from None
+        conditions_declared = [decl] + [a for a in decl.get("alternatives") or [] if isinstance(a, dict)]
+        for holder in conditions_declared if test != "function" else []:
+            try:
+                if "where" in holder:
+                    conditions.parse(holder["where"])
+            except conditions.ConditionError as exc:
+                raise DeclarationError(f"{at} ({decl['claim']!r}): where: {exc}") from None
         for j, alt in enumerate(decl.get("alternatives") or []):
             bad = set(alt) - {"reading", "show"} - TEST_KEYS[test] if isinstance(alt, dict) else None
             if not isinstance(alt, dict) or "reading" not in alt or (bad and test != "function"):
@@ -273,6 +290,7 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
         best_of_points,
         equivalence_points,
         mechanism_trend_points,
+        no_worse_points,
         outperform_kind,
         ratio_below_points,
         sweep_trend_points,
@@ -291,13 +309,22 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
     )
     kind = decl.get("kind")
     extra = {"evidence": decl["evidence"]} if decl.get("evidence") else {}
-    if test == "outperform":
+    if test in ("outperform", "no_worse"):
         sub = res if datasets is None else res.only(datasets)
         ties, margin = decl.get("check_ties", True), decl.get("fair_margin")
-        if isinstance(decl["mechanism"], list):  # a collective claim: best proposed vs best existing
-            pts = best_of_points(sub, decl["mechanism"], decl["against"], where, check_ties=ties, margin=margin)
-        else:
-            pts = win_points(sub, decl["mechanism"], decl["against"], where, check_ties=ties, margin=margin)
+        pts = []
+        for sel, within in _slices(sub, where, decl.get("where")):
+            if test == "no_worse":
+                found = no_worse_points(sub, decl["mechanism"], decl["against"], decl.get("margin", 1.0), within, **sel)
+            elif isinstance(decl["mechanism"], list):  # a collective claim: best proposed vs best existing
+                if sel:
+                    raise DeclarationError(
+                        f"{decl['claim']!r}: a collective claim (mechanism: a list) is not defined per domain size k"
+                    )
+                found = best_of_points(sub, decl["mechanism"], decl["against"], within, check_ties=ties, margin=margin)
+            else:
+                found = win_points(sub, decl["mechanism"], decl["against"], within, ties, margin, **sel)
+            pts += _labelled(found, sel)
         kind = kind or outperform_kind(sub, decl["against"], where)
     elif test == "sweep_trend":
         pts = sweep_trend_points(
@@ -315,9 +342,12 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
         pts = [pt for ds in (datasets or res.datasets) for pt in mechanism_trend_points(res, ds, decl["x"])]
         kind = kind or "trend"
     elif test == "equivalence":
-        pts = equivalence_points(
-            res, decl["a"], decl["b"], decl["margin"], decl.get("x", "eps"), where=where, datasets=datasets
-        )
+        pts = []
+        for sel, within in _slices(res, where, decl.get("where")):
+            found = equivalence_points(
+                res, decl["a"], decl["b"], decl["margin"], decl.get("x", "eps"), within, datasets, **sel
+            )
+            pts += _labelled(found, sel)
         kind = kind or "equivalence"
     elif test == "theory_agreement":
         pts = theory_agreement_points(res, decl["margin"], decl.get("metric"), datasets)
@@ -336,3 +366,35 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
     if decl.get("skip_without_points") and not pts:
         return []
     return [res.claim(decl["claim"], scope, kind, points=pts, **extra)]
+
+
+def _slices(res: Results, eps_where, condition: str | None) -> list[tuple[dict, Callable | None]]:
+    """[(curve selection, ε filter)] of a pairwise test: one slice, or one per domain size k when the
+    results have several (a frequency figure drawn against k); the filter is the ``eps`` scope and
+    the ``where`` condition (``ldprepro.claims.conditions``) evaluated at the slice's k and n."""
+    raw = res.raw
+    by_k = len(raw) and "k" in raw and (res.fig or {}).get("kind") == "frequency"  # k: a frequency domain size
+    ks = sorted(raw["k"].dropna().unique()) if by_k else []
+    users = raw["n_users"].dropna().unique() if len(raw) and "n_users" in raw else []
+    n = float(users[0]) if len(users) == 1 else None
+    holds = conditions.parse(condition) if condition else None
+    out = []
+    for k in ks or [None]:
+        sel = {"k": k} if len(ks) > 1 else {}
+        kv = float(k) if k is not None else None
+
+        def within(e, kv=kv):
+            return (eps_where is None or eps_where(e)) and (holds is None or holds({"eps": e, "k": kv, "n": n}))
+
+        out.append((sel, within if (eps_where is not None or holds is not None) else None))
+    return out
+
+
+def _labelled(points: list, sel: dict) -> list:
+    """The points of one slice, their labels prefixed with it (``k=64 …``) when there are several."""
+    import dataclasses
+
+    if not sel:
+        return points
+    prefix = " ".join(f"{key}={value:g}" for key, value in sel.items())
+    return [dataclasses.replace(p, label=f"{prefix} {p.label}") for p in points]

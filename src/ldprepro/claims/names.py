@@ -18,6 +18,14 @@ NAMES = {
     "harmony_at_level": "Harmony at the level budget",
     "pm_at_level": "PM at the level budget",
     "non_private": "non-private",
+    # the frequency oracles (ldprepro.domain.frequency)
+    "grr": "GRR",
+    "sue": "SUE",
+    "oue": "OUE",
+    "olh": "OLH",
+    "blh": "BLH",
+    "ss": "SS",
+    "hr": "HR",
 }
 
 

@@ -8,6 +8,8 @@ figure's per-repetition results into that kind's points (``ldprepro.claims.verdi
   "identical laws are ties");
 - ``sweep_trend``: the metric of one mechanism against a swept parameter, per (panel, ε);
 - ``mechanism_trend``: every mechanism's metric against ε or the number of users, per panel;
+- ``no_worse``: "a is no worse than every one of ``against``" (A ≤ B, ties allowed; within ×``margin``
+  when simulated: a one-sided non-inferiority test) at every (panel, ε) in scope;
 - ``equivalence``: a and b within a declared margin at every x in scope (TOST on means);
 - ``ratio_below``: metric(a)/metric(b) below a declared bound at every x in scope;
 - ``theory_agreement``: the simulated curves against their exact expectations (TOST, pooled per
@@ -206,6 +208,55 @@ def best_of_points(
     return points
 
 
+def no_worse_points(res: Results, a: str, others: list[str], margin: float = 1.0, where=None, **sel) -> list:
+    """Points of "a is no worse than every one of ``others``" (metric(a) ≤ metric(b), ties allowed) at
+    every (dataset, ε) in scope. Exact first: the ratio q of the exact expectations decides, holding
+    when q ≤ ``margin`` (q = 1 within :data:`EXACT_TIE_RTOL` is a tie, which holds); identical output
+    laws hold too. Simulated points test non-inferiority one-sided, "mean(a) < ``margin`` × mean(b)"
+    (paired on the repetitions): with margin 1 that needs evidence that a is better, so declare the
+    margin you accept as "no worse" (e.g. 1.05) where the expectations are not known exactly."""
+    points = []
+    for ds in res.datasets:
+        metric = res.metric_of(ds)
+        for eps in res.eps_values(ds):
+            if where is not None and not where(eps):
+                continue
+            sa = res.series(ds, a, metric, eps=eps, **sel)
+            if sa.empty:
+                continue
+            eps_num, d = _point_meta(res, ds, eps)
+            for b in others:
+                sb = res.series(ds, b, metric, eps=eps, **sel)
+                if sb.empty:
+                    continue
+                label = f"{ds} ε={eps:g} vs {mechanism_label(b)}" + (f" (×{margin:g})" if margin != 1 else "")
+                tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b))
+                if tie:
+                    points.append(exact_point(label, True, 1.0, "identical output laws (exact)", tie + ": a tie"))
+                    continue
+                ta, tb = (
+                    exact_value(res, ds, a, metric, eps=eps, **sel),
+                    exact_value(res, ds, b, metric, eps=eps, **sel),
+                )
+                if ta is not None and tb is not None:
+                    equal = math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL)
+                    points.append(
+                        exact_ratio_point(
+                            label,
+                            metric,
+                            ta,
+                            tb,
+                            lambda q, equal=equal: equal or q <= margin,
+                            " (equal expectations: a tie, no worse)" if equal else "",
+                        )
+                    )
+                    continue
+                pt = paired(sa, sb * margin, label, log_scale(metric))
+                if pt is not None:
+                    points.append(pt)
+    return points
+
+
 def _with_theory(pt, res: Results, ds: str, metric: str, a: str, b: str, eps: float, sel: dict):
     """Attach the effect the closed forms predict (log of the theory metrics' ratio) for power."""
     ta = res.series(ds, a, f"{metric}_theory", eps=eps, **sel)
@@ -358,18 +409,20 @@ def x_values(res: Results, dataset: str, xcol: str) -> list:
 
 
 def equivalence_points(
-    res: Results, a: str, b: str, margin: float, xcol: str = "eps", where=None, datasets=None
+    res: Results, a: str, b: str, margin: float, xcol: str = "eps", where=None, datasets=None, **sel
 ) -> list:
-    """Points of "a and b are within ×``margin``" (TOST on the ratio of means) at every x in scope."""
+    """Points of "a and b are within ×``margin``" (TOST on the ratio of means) at every x in scope
+    (``sel``: a further curve parameter held fixed, e.g. the domain size k of a frequency figure)."""
     pts = []
     for ds in res.datasets if datasets is None else datasets:
         for x in [v for v in x_values(res, ds, xcol) if where is None or where(v)]:
-            sa, sb = res.series(ds, a, **{xcol: x}), res.series(ds, b, **{xcol: x})
+            sa, sb = res.series(ds, a, **{xcol: x}, **sel), res.series(ds, b, **{xcol: x}, **sel)
             common = sa.index.intersection(sb.index)
             if len(common):
                 label = point_label(ds if datasets is None else "", xcol, x)
                 metric = res.metric_of(ds)
-                ta, tb = exact_value(res, ds, a, metric, **{xcol: x}), exact_value(res, ds, b, metric, **{xcol: x})
+                ta = exact_value(res, ds, a, metric, **{xcol: x}, **sel)
+                tb = exact_value(res, ds, b, metric, **{xcol: x}, **sel)
                 if ta is not None and tb is not None:
                     pts.append(
                         exact_ratio_point(

@@ -1,6 +1,7 @@
 """Render one experiment figure from its jobs' result files: aggregate the curve, judge the paper's
 claims, draw the figure (partial panels allowed; a panel whose dataset is unavailable says so) and
-write its caption and forest plot. workflow/scripts/experiment_figure.py runs it for one figure, or
+write its caption and forest plot, whatever the figure's kind (ldprepro.experiments.kinds).
+workflow/scripts/experiment_figure.py runs it for one figure, or
 for every figure with nothing to compute here, one after another (rule figures_not_available).
 
 The curve is drawn from the paper's repetitions (``reps``); the claims are tested on every
@@ -9,11 +10,11 @@ repetition run (``test_reps`` adds ours, for power)."""
 from __future__ import annotations
 
 from ldprepro.claims.tables import write_claims
-from ldprepro.experiments.mean_figures import plot_mean_figure
+from ldprepro.experiments import kinds
 from ldprepro.papers import decide_figure
 from ldprepro.pipeline.io import write_parquet
 from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
-from ldprepro.pipeline.verify import experiment_grid, job_results
+from ldprepro.pipeline.verify import job_results
 from ldprepro.report.figure_report import write_figure_report
 
 
@@ -24,14 +25,15 @@ def render_experiment_figure(params, output, jobs, report_prose) -> None:
     attributes, as Snakemake's params and outputs); ``jobs``: its result files, checked against
     the configured grid; ``report_prose``: the caption's hand-written prose file."""
     fig = params.fig
-    raw = job_results(jobs, experiment_grid(fig))  # the configured grid, exactly, or a named error
+    kind = kinds.load(fig["kind"])  # its grid and its default plot (ldprepro.experiments.kinds)
+    raw = job_results(jobs, kind.grid(fig))  # the configured grid, exactly, or a named error
     paper_reps = int(fig["reps"]) if "reps" in fig else None
     drawn = raw[raw["rep"] < paper_reps] if paper_reps is not None and len(raw) else raw
     summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)
     write_parquet(summary, output.summary)
     claims = decide_figure(params.paper, params.figure, raw, fig, dict(params.unavailable))
     write_claims(claims, output.claims, output.claim_points)
-    plot_mean_figure(
+    kind.plot(
         summary,
         fig,
         dict(params.unavailable),

@@ -61,17 +61,6 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def record(written: str | os.PathLike, path: str | os.PathLike | None = None) -> str:
-    """Write the sidecar of ``path`` with the sha256 of ``written`` (the finished temporary file
-    about to be renamed onto ``path``; by default ``path`` itself); returns the sha256."""
-    from ldprepro.pipeline.io import atomic_write_text
-
-    path = Path(path if path is not None else written)
-    digest = sha256_file(written)
-    atomic_write_text(sidecar(path), f"{digest}  {path.name}\n")
-    return digest
-
-
 def recorded(path: str | os.PathLike) -> str | None:
     """The sha256 recorded for ``path`` by the job that wrote it, None without a (readable) sidecar."""
     try:

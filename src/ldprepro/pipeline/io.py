@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from ldprepro.pipeline.integrity import sha256_file, sidecar
+
 
 def _umask() -> int:
     """The process umask (read by setting and restoring it; there is no read-only call)."""
@@ -38,8 +40,6 @@ def atomic_path(path: str | os.PathLike, suffix: str = "", digest: bool = False)
     try:
         yield tmp_path
         if digest:  # the sidecar first: a file in place never has a stale one beside it
-            from ldprepro.pipeline.integrity import record
-
             record(tmp_path, path)
         os.replace(tmp_path, path)
     finally:
@@ -50,6 +50,15 @@ def atomic_path(path: str | os.PathLike, suffix: str = "", digest: bool = False)
 def atomic_write_text(path: str | os.PathLike, text: str, digest: bool = False) -> None:
     with atomic_path(path, digest=digest) as tmp:
         tmp.write_text(text)
+
+
+def record(written: str | os.PathLike, path: str | os.PathLike | None = None) -> str:
+    """Write the sidecar of ``path`` with the sha256 of ``written`` (the finished temporary file
+    about to be renamed onto ``path``; by default ``path`` itself); returns the sha256."""
+    path = Path(path if path is not None else written)
+    digest = sha256_file(written)
+    atomic_write_text(sidecar(path), f"{digest}  {path.name}\n")
+    return digest
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, digest: bool = False) -> None:

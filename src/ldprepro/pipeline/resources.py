@@ -30,7 +30,8 @@ every ready job's resources; ``snakemake -n`` shows ``<TBD>``). Data rules, whos
 before they run, use their input files' size (``input.size_mb``) or their configured size.
 
 The calibration lives in ``timing/resources.json`` (written by timing/resources_fit.py from run
-directories' job logs, never by hand); :func:`load_model` reads its ``model`` part. This module
+directories' job logs, never by hand); its ``model`` part, all the workflow needs, is written with it
+to :data:`MODEL_FILE` in this package (1 KB, read at every parse), which :func:`load_model` reads. This module
 imports only the standard library (it runs at every parse).
 """
 
@@ -66,6 +67,10 @@ FALLBACK = {
     "data_fetch": "data_normalise",
     "tables": "render",
 }
+
+
+#: the model the workflow reads (timing/resources.json's ``model`` part, written by timing/resources_fit.py)
+MODEL_FILE = Path(__file__).with_name("resource_model.json")
 
 
 class ResourceInputError(ValueError):

@@ -88,6 +88,16 @@ PLUGIN_STYLES: tuple[tuple[str, str], ...] = (
 )
 #: the style of a name that is neither above nor registered
 UNKNOWN_STYLE = ("#555555", ".")
+#: the frequency oracles (only ever drawn among themselves): label, Okabe–Ito / Tol colour, marker
+ORACLE_STYLE = {
+    "grr": ("GRR", "#D55E00", "o"),
+    "sue": ("SUE", "#56B4E9", "v"),
+    "oue": ("OUE", "#0072B2", "s"),
+    "olh": ("OLH", "#009E73", "^"),
+    "blh": ("BLH", "#999933", "<"),
+    "ss": ("SS", "#CC79A7", "D"),
+    "hr": ("HR", "#E69F00", "P"),
+}
 
 #: line style per kind of curve: the measured method, and its variants (same colour and marker)
 LINESTYLE = {
@@ -132,12 +142,14 @@ def registered_style(name: str) -> tuple[str, str, str] | None:
 
 def style(name: str) -> dict:
     """matplotlib keyword arguments (label, color, marker, ls, mfc) for mechanism ``name``: from
-    :data:`MECHANISM_STYLE`, else (a plugin) its registered label and a plugin colour
+    :data:`MECHANISM_STYLE` (a frequency oracle: :data:`ORACLE_STYLE`), else (a plugin) its registered label and a plugin colour
     (:func:`registered_style`), else the name itself in a neutral grey. ``<m>_disc`` and
     ``<m>_at_level`` are drawn in ``<m>``'s colour with a dotted line, resp. a dash-dot line and
     hollow markers."""
     base = name[: -len("_disc")] if name.endswith("_disc") else name
-    label, colour, marker = MECHANISM_STYLE.get(base) or registered_style(base) or (base, *UNKNOWN_STYLE)
+    label, colour, marker = (
+        MECHANISM_STYLE.get(base) or ORACLE_STYLE.get(base) or registered_style(base) or (base, *UNKNOWN_STYLE)
+    )
     ls, mfc = LINESTYLE["base"], colour
     if name.endswith("_disc"):
         label += " (discretised)"

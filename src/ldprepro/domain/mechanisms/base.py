@@ -157,7 +157,7 @@ class Mechanism(ABC):
         y = self._perturb_block(x, rng)
         if isinstance(y, np.ndarray) and y.shape == x.shape and y.dtype == float and np.isfinite(y).all():
             return y
-        from ldprepro.domain.mechanisms.law_check import check_output
+        from ldprepro.domain.mechanisms.output_check import check_output
 
         return check_output(self, x, y)
 

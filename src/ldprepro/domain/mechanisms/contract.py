@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldprepro.domain.mechanisms.worst_case import worst_input
+
 Z = 5.0  # |z| above which a moment is reported: a false alarm has probability ~6e-7 per check
 
 
@@ -44,8 +46,7 @@ class ContractReport:
 
 
 def _worst_input(mech) -> float:
-    grid = np.linspace(-1.0, 1.0, 2001)
-    return float(grid[np.argmax(mech.variance(grid))])
+    return worst_input(mech)  # on 2001 points of [−1, 1]
 
 
 def _unknown_name_message(name: str, known) -> str:

@@ -42,7 +42,6 @@ law problem but an error: :class:`MechanismOutputError`, naming the mechanism.
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -50,6 +49,7 @@ import numpy as np
 from scipy import special  # not scipy.stats: its import costs every audit and table job ~0.5 CPU-s
 
 from ldprepro.domain.mechanisms.base import Mechanism, Mixture
+from ldprepro.domain.mechanisms.output_check import MechanismOutputError, check_output, describe  # noqa: F401
 
 MASS_TOL = 1e-4  # |pmf + ∫pdf − 1| allowed (as contract.check_mechanism)
 ALPHA = 1e-6  # level of the goodness-of-fit test at each input (two tests at ALPHA/2 each)
@@ -59,49 +59,8 @@ INPUTS = (-1.0, 0.0, 1.0)
 N_GRID = 200_001
 
 
-class MechanismOutputError(ValueError):
-    """``perturb`` returned something that is not one finite float per input."""
-
-
 class _LawProblem(ValueError):
     """A declared law that is not a probability law (the message says where)."""
-
-
-def describe(mech) -> str:
-    """'name' (class C in file F): how an error names a mechanism, built-in or plugin."""
-    name = getattr(mech, "registered_name", None) or getattr(mech, "name", "mechanism")
-    cls = type(mech)
-    try:
-        where = inspect.getsourcefile(cls) or cls.__module__
-    except TypeError:
-        where = cls.__module__
-    return f"mechanism {name!r} (class {cls.__qualname__} in {where})"
-
-
-def check_output(mech, x: np.ndarray, y) -> np.ndarray:
-    """``y`` as a float array if it is one finite value per entry of ``x``, else
-    :class:`MechanismOutputError` naming the mechanism, what it returned and what to fix."""
-    x = np.asarray(x)
-    try:
-        arr = np.asarray(y, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise MechanismOutputError(
-            f"{describe(mech)}: perturb returned {type(y).__name__}, not an array of floats ({exc}); "
-            "it must return one float per input, in the input's shape"
-        ) from None
-    if arr.shape != x.shape:
-        raise MechanismOutputError(
-            f"{describe(mech)}: perturb returned shape {arr.shape} for input of shape {x.shape}; "
-            "it must return one output per input, in the input's shape"
-        )
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad.ravel())[0])
-        raise MechanismOutputError(
-            f"{describe(mech)}: perturb returned {float(arr.ravel()[i])!r} for input {float(x.ravel()[i])!r} "
-            f"({int(bad.sum())} of {arr.size} outputs not finite); every output must be a finite number"
-        )
-    return arr
 
 
 @dataclass

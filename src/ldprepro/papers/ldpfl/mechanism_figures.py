@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldprepro.domain.mechanisms import get_mechanism
+from ldprepro.domain.mechanisms.worst_case import worst_input as worst_case_input
 from ldprepro.pipeline.seeding import rng_for
 
 PAPER = "ldpfl"
@@ -25,8 +26,7 @@ PAPER = "ldpfl"
 
 def worst_input(mech) -> float:
     """The input in [0, 1] maximising the variance (symmetric mechanisms), on a fine grid."""
-    grid = np.linspace(0.0, 1.0, 20001)
-    return float(grid[np.argmax(mech.variance(grid))])
+    return worst_case_input(mech, lo=0.0, points=20001)
 
 
 def fig1_rows(mechanism: str, eps_grid, mc_eps, mc_n: int, mc_reps: int, seed: int) -> list[dict]:

@@ -1,0 +1,146 @@
+"""The experiment-kind contract: what a kind of config-driven figure is, in one place.
+
+A figure entry (``<paper>.<figN>``, ``papers.<paper>.<figN>`` or ``experiments.<figN>``) names its
+``kind``; the shared experiment rules (workflow/rules/experiments.smk) create its jobs (one per
+panel, or per panel and mechanism on a dataset marked ``one_job_per_mechanism``), run each through
+``workflow/scripts/experiment_job.py`` and render the figure through
+``workflow/scripts/experiment_figure.py``, whatever the kind. What differs between kinds is declared
+here (:class:`KindSpec`, light: read at every workflow parse, no numpy) and in the kind's module
+(imported only by a job or a render of that kind), which provides
+
+- ``run_job(fig, panel, mechanism, df, card, seed, paper, figure, progress, split_of=None) ->
+  list[dict]``: the tidy rows of one mechanism on one panel (``df``, ``card``: the panel's dataset,
+  None for a panel that needs none; ``progress``: the job log's printf-style line; ``split_of``: the
+  figure whose cross-validation splits an LDP-SGD panel shares); random streams keyed by (paper,
+  figure, dataset, mechanism, …);
+- ``grid(fig) -> ldprepro.pipeline.verify.Grid``: the grid the rows must cover (checked before a
+  figure is drawn or a shared result reused);
+- ``plot(summary, fig, unavailable, title, png, svg, claims)``: the default plot;
+
+and, for every kind, the exact/theory rows follow ONE convention: a row ``metric =
+"<metric>_theory"``, ``rep = 0``, with ``theory_exact`` True when its value is the exact expectation
+of the measured ``<metric>`` for what was run (the claim engine decides such points exactly,
+``ldprepro.claims.points``, "exact first"), False for an approximation. The summary metric is the
+entry's ``metric`` (the y axis and the claims' default).
+
+Adding a kind is one module (the three functions above) plus its line in :data:`KINDS` (and its
+name in :func:`_named_for_the_code_fingerprint`) and its entry schema
+(``workflow/schemas/config.schema.yaml``, ``$defs/<schema>``); tests/test_kinds.py checks that every
+kind has both and that the schema's ``kind`` enum is this registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """One experiment kind, as the workflow sees it at parse time."""
+
+    name: str
+    #: the module implementing run_job / grid / plot (imported by the jobs and the render only)
+    module: str
+    #: the entry's schema: ``$defs/<schema>`` of workflow/schemas/config.schema.yaml
+    schema: str
+    #: the calibrated resource family its jobs are sized as (ldprepro.pipeline.resources)
+    resource_family: str
+    #: what its ``mechanisms`` are: ``mechanisms`` (registered 1-D mechanisms, checked by
+    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles)
+    names: str
+    #: a panel with this key needs no dataset (synthetic counts, a mechanism's worst-case input)
+    data_free_key: str | None
+    #: one line for docs and error messages
+    summary: str
+
+
+KINDS: dict[str, KindSpec] = {
+    "mean": KindSpec(
+        "mean",
+        "ldprepro.experiments.kinds.mean",
+        "mean_figure",
+        "figure_job.mean",
+        "mechanisms",
+        None,
+        "mean estimation: error of the estimated mean of numeric columns vs ε or n",
+    ),
+    "sgd": KindSpec(
+        "sgd",
+        "ldprepro.experiments.kinds.sgd",
+        "sgd_figure",
+        "figure_job.sgd",
+        "mechanisms",
+        None,
+        "LDP stochastic gradient descent: test metric of private linear/logistic/SVM fits",
+    ),
+    "frequency": KindSpec(
+        "frequency",
+        "ldprepro.experiments.kinds.frequency",
+        "frequency_figure",
+        "benchmark_job.frequency",
+        "oracles",
+        "synthetic",
+        "frequency estimation: frequency oracles on a categorical column or synthetic counts, vs ε or k",
+    ),
+    "variance": KindSpec(
+        "variance",
+        "ldprepro.experiments.kinds.variance",
+        "variance_figure",
+        "ldpfl_fig1_mechanism",
+        "mechanisms",
+        "input",
+        "a mechanism's variance (worst case or on a dataset's values) vs ε, closed form and Monte Carlo",
+    ),
+}
+
+
+def kind_names() -> tuple[str, ...]:
+    """The registered kinds, in registry order."""
+    return tuple(KINDS)
+
+
+def get_kind(name: str) -> KindSpec:
+    """The spec of a kind, or a ValueError naming the known ones."""
+    if name not in KINDS:
+        raise ValueError(f"unknown experiment kind {name!r}; known: {', '.join(KINDS)}")
+    return KINDS[name]
+
+
+def load(name: str) -> ModuleType:
+    """The module implementing a kind (its run_job, grid and plot)."""
+    return importlib.import_module(get_kind(name).module)
+
+
+def _named_for_the_code_fingerprint() -> None:
+    """Never called. :func:`load` imports a kind's module by name, which the workflow's code
+    fingerprint of a job (``ldprepro.pipeline.parse.code_hash``: it follows the import statements)
+    cannot see; this import names every kind's module, so that editing one reruns the jobs and
+    renders that may run it. tests/test_kinds.py checks that it names every kind of :data:`KINDS`."""
+    from ldprepro.experiments.kinds import frequency, mean, sgd, variance  # noqa: F401
+
+
+def entry_problems(entry: dict, key: str) -> list[str]:
+    """What a figure entry (config key ``key``, the scale's overrides applied) asks that its kind
+    cannot draw, checked when the workflow loads (the schema checks each key alone; these are
+    combinations): one message per problem, naming the key and what to write instead."""
+    out = []
+    kind = entry.get("kind")
+    panels = entry.get("panels") or []
+    if kind == "frequency":
+        if any("synthetic" in p for p in panels) and not entry.get("k"):
+            out.append(f"{key}: a synthetic frequency panel needs the figure's domain sizes, k: [64] say")
+        if entry.get("x", "eps") == "eps" and len(entry.get("k") or []) > 1:
+            out.append(f"{key}: x: eps draws one k, and k is {entry['k']}: draw x: k (a curve per oracle and ε)")
+        if entry.get("x") == "k" and any("synthetic" not in p for p in panels):
+            out.append(f"{key}: x: k needs synthetic panels (a dataset's column has one k, its categories)")
+    if kind == "variance" and any(p.get("input") == "worst_case" for p in panels) and "users" not in entry:
+        out.append(f"{key}: a worst-case variance panel needs the Monte-Carlo users per repetition, users: 1000 say")
+    return out
+
+
+def needs_data(entry: dict, panel: dict) -> bool:
+    """Whether a panel of this entry reads a dataset (its data and card are job inputs)."""
+    key = get_kind(entry.get("kind", "mean")).data_free_key
+    return not (key and key in panel)
