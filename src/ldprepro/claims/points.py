@@ -126,7 +126,7 @@ def win_points(res: Results, a: str, others: list[str], where=None, check_ties: 
                 label = f"{ds} ε={eps:g} vs {mechanism_label(b)}"
                 tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b)) if check_ties else None
                 if tie:
-                    points.append(tie_point(label, tie))
+                    points.append(tie_point(label, tie, log=log_scale(metric)))
                     continue
                 sel_b = {k: v for k, v in sel.items() if k not in ("clip",)}
                 ta, tb = (

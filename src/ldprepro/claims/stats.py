@@ -386,26 +386,52 @@ def trend_point(
 
 
 def exact_point(
-    label: str, holds: bool, effect: float = math.nan, test: str = "exact computation", note: str = ""
+    label: str,
+    holds: bool,
+    effect: float = math.nan,
+    test: str = "exact computation",
+    note: str = "",
+    *,
+    scale: str = "",
+    null: float = math.nan,
 ) -> Point:
-    """A point decided by exact computation (closed forms, exact pmf/pdf): no p-value."""
-    return Point(label, test, effect, effect, effect, None, bool(holds), 0, exact=True, refutes=not holds, note=note)
+    """A point decided by exact computation (closed forms, exact pmf/pdf): no p-value. ``scale``
+    says what ``effect`` measures ("exact ratio …" puts it on a ratio axis around ``null`` = 1 in
+    the forest plot); ``null`` NaN: no reference value (an exact value compared with a bound)."""
+    return Point(
+        label,
+        test,
+        effect,
+        effect,
+        effect,
+        None,
+        bool(holds),
+        0,
+        exact=True,
+        refutes=not holds,
+        note=note,
+        null=null,
+        scale=scale,
+    )
 
 
-def tie_point(label: str, note: str) -> Point:
+def tie_point(label: str, note: str, *, log: bool = True) -> Point:
     """Two mechanisms with the same output law at this point: an exact tie, which refutes any
-    strict-win claim."""
+    strict-win claim. Its effect is the no-effect value of the comparison's scale: a ratio of 1
+    (``log``) or a difference of 0 (rates compared as differences)."""
+    null = 1.0 if log else 0.0
     return Point(
         label,
         "identical output laws (exact)",
-        1.0,
-        1.0,
-        1.0,
+        null,
+        null,
+        null,
         None,
         False,
         0,
         exact=True,
         refutes=True,
         note=note,
-        null=1.0,
+        null=null,
+        scale="identical laws: ratio A/B" if log else "identical laws: difference A − B",
     )

@@ -329,15 +329,31 @@ def claim_row(c: Claim) -> dict:
     )
 
 
+def point_side(p: Point, p_holm: float) -> str:
+    """The side a point takes in its claim's verdict (``claim_points``' ``favours``): "claim" when it
+    counts for the claim (exact agreement, or in its favour with raw p < α, as the
+    intersection–union rule counts it), "against" when it counts against it (exact refutation, or
+    against it with Holm-adjusted p < α, as "does not hold" counts it), else "none": an undecided
+    point — e.g. a TOST point whose estimate lies inside the margin without significance — is never
+    "against", whichever way its estimate leans."""
+    if p.exact:
+        return "against" if p.refutes else "claim"
+    if p.favours and p.significant:
+        return "claim"
+    if not p.favours and np.isfinite(p_holm) and p_holm < ALPHA:
+        return "against"
+    return "none"
+
+
 def claim_points(c: Claim, claim_id: int) -> list[dict]:
     """The per-point evidence of one claim (rows of ``claim_points.parquet``): the point, its test,
     n, effect with its scale, CI with its level, raw p with its sidedness, Holm p within the claim,
-    which side it favours, and its exact/tie note."""
+    the side it takes (``point_side``), and its exact/tie note."""
     tested = [p for p in c.points if not p.exact]
     adj_of = _holm_within(tested)
     rows = []
     for p in c.points:
-        side = "claim" if p.favours else ("against" if p.exact or np.isfinite(p.effect) else "none")
+        side = point_side(p, adj_of.get(id(p), math.nan))
         rows.append(
             {
                 "claim_id": claim_id,

@@ -32,6 +32,8 @@ def reuse_under_unbiased_reading(res: Results, decl: dict) -> list[Claim]:
                 falls,
                 effect=ratio,
                 note=f"MAE(μ={curve.index[-1]:g})/MAE(μ={curve.index[0]:g}) = {ratio:.3f}",
+                scale="ratio of the MAE √(2·Var(m*)/π), normal approximation (exact variances: its direction is exact)",
+                null=1.0,
             )
         )
     return [
@@ -92,7 +94,16 @@ def hiera_unbiased_as_printed(res: Results, decl: dict) -> list[Claim]:
     ):
         for mu in (2, 3, 5):
             bias = hiera_expected_estimate(v, levels, mu, "printed") - float(v.mean())
-            pts.append(exact_point(f"{name}, μ={mu}", abs(bias) < 1e-9, effect=bias, note=f"large-n bias {bias:+.4f}"))
+            pts.append(
+                exact_point(
+                    f"{name}, μ={mu}",
+                    abs(bias) < 1e-9,
+                    effect=bias,
+                    note=f"large-n bias {bias:+.4f}",
+                    scale="exact difference: large-n bias E[m*] − mean",
+                    null=0.0,
+                )
+            )
     return [
         res.exact_claim(
             decl,

@@ -46,7 +46,12 @@ def lower_worst_case_variance(res: Results, decl: dict) -> list:
         sel &= eps < bound["below"]
     best = table[b_cols].min(axis=1).to_numpy()
     ratio = table[a].to_numpy() / best
-    pts = [exact_point(f"ε={e:g}", bool(r < 1.0), effect=float(r)) for e, r in zip(eps[sel], ratio[sel])]
+    pts = [
+        exact_point(
+            f"ε={e:g}", bool(r < 1.0), float(r), scale=f"exact ratio of worst-case variances {a}/best", null=1.0
+        )
+        for e, r in zip(eps[sel], ratio[sel])
+    ]
     grid = f"ε ∈ [{eps.min():g}, {eps.max():g}]" if len(eps) else "—"
     return [
         Claim(
@@ -119,6 +124,8 @@ def three_piece_density(res: Results, decl: dict) -> list:
             bool(np.isclose(inside_ratio, np.exp(eps), rtol=1e-9)),
             effect=float(inside_ratio),
             note=f"e^ε = {np.exp(eps):.4f}",
+            scale="exact ratio of output densities (window/outside)",
+            null=1.0,
         )
     ]
     margin = float(decl["margin"])

@@ -1,0 +1,47 @@
+"""Point sides and forest references (issue 52.5): an undecided point is "none", never "against";
+every ratio axis is drawn around 1 on a log scale, every difference axis around 0, an exact tie at
+the reference, and a difference claim refuted by a tie prints a difference of 0."""
+
+import numpy as np
+import pandas as pd
+
+from ldprepro.claims.verdicts import Claim, claim_points, equivalence_point, exact_point, judge, tie_point
+from ldprepro.report import forest
+
+
+def _sides(points) -> list[str]:
+    return [r["favours"] for r in claim_points(Claim("p", "f", "c", "s", "equivalence", points=points), 1)]
+
+
+def test_a_tost_point_inside_its_margin_but_not_significant_is_undecided_not_against():
+    rng = np.random.default_rng(3)
+    a = rng.gamma(2, 1.0, 10)
+    b = a * np.exp(rng.normal(-0.06, 0.5, 10))  # a ratio inside ×1.25, too noisy to show it
+    pt = equivalence_point(a, b, "n=10", 1.25)
+    assert 1 / 1.25 < pt.effect < 1.25 and not pt.favours and pt.p_value >= 0.05
+    assert _sides([pt]) == ["none"]
+
+
+def test_sides_follow_the_decision_rule():
+    rng = np.random.default_rng(4)
+    a = rng.gamma(2, 1.0, 40)
+    inside = equivalence_point(a, a * np.exp(rng.normal(0, 0.01, 40)), "eq", 1.25)  # equivalent
+    outside = equivalence_point(a, a * np.exp(rng.normal(1.0, 0.01, 40)), "out", 1.25)  # far outside
+    assert _sides([inside, outside]) == ["claim", "against"]
+    assert _sides([exact_point("x", True, 0.5), exact_point("y", False, 2.0)]) == ["claim", "against"]
+
+
+def test_a_tie_on_a_difference_comparison_is_a_difference_of_zero():
+    tie = tie_point("ε=1 vs HM", "same law", log=False)
+    assert (tie.effect, tie.null) == (0.0, 0.0) and "difference" in tie.scale
+    row = judge([Claim("p", "f", "c", "s", "pairwise", points=[tie])]).iloc[0]
+    assert row["verdict"] == "does not hold" and row["effect"] == 0.0
+    assert tie_point("r", "same law").effect == 1.0
+
+
+def test_forest_references():
+    ratio = pd.Series(["exact ratio of worst-case variances a/best"] * 2)
+    assert forest._reference(ratio, pd.Series([0.5, 2.0])) == (1.0, True)
+    assert forest._reference(pd.Series(["difference A − B"]), pd.Series([-0.1])) == (0.0, False)
+    assert forest._reference(pd.Series(["identical laws: difference A − B"]), pd.Series([0.0])) == (0.0, False)
+    assert forest._reference(pd.Series(["exact value"]), pd.Series([3.0])) == (None, False)
