@@ -213,27 +213,38 @@ def _power_text(c: Claim, tested: list[Point], n_run: int) -> tuple[str, float |
     """What more repetitions would do for an inconclusive claim: the repetitions at which every point
     is significant in the claim's favour with 80 % power (``joint_reps_needed``: equivalence power for
     TOST points, the claim's every point at once), at the closed forms' predicted effect where one is
-    stated, else the observed one. None when the observed effect is against the claim."""
-    specs, contrary, predicted = [], [], False
+    stated, else the observed one. None — no repetitions figure — when an observed effect is against
+    the claim (or outside its margin), or when the predicted effect is: more repetitions would then
+    make the claim not hold (docs/verdicts-standard.md, "Design rules")."""
+    specs, contrary, predicted_against, predicted = [], [], [], False
     for p in tested:
+        d_obs = _test_scale(p)
         if np.isfinite(p.margin):  # TOST: the observed effect against its margin
-            d = _test_scale(p)
-            if not np.isfinite(d) or abs(d) >= p.margin:
+            if not np.isfinite(d_obs) or abs(d_obs) >= p.margin:
                 contrary.append(p)
-            specs.append((p.sd, d, p.margin))
+            specs.append((p.sd, d_obs, p.margin))
             continue
-        if np.isfinite(p.theory) or c.theory_effect is not None:
-            d, predicted = (p.theory if np.isfinite(p.theory) else c.theory_effect), True
-        elif p.favours and np.isfinite(p.effect):
-            d = _test_scale(p)
-        else:
+        if not p.favours or not np.isfinite(d_obs) or d_obs == 0:
             contrary.append(p)
             continue
-        specs.append((p.sd, d, math.nan))
+        theory = p.theory if np.isfinite(p.theory) else c.theory_effect
+        if theory is None:
+            specs.append((p.sd, d_obs, math.nan))
+            continue
+        predicted = True
+        if np.sign(theory) != np.sign(d_obs):  # the claim's direction is the favouring estimate's
+            predicted_against.append(p)
+        specs.append((p.sd, float(theory), math.nan))
     if contrary:
         return (
             f"the observed effect at {_labels(contrary, 3)} is against the claim (or outside its margin): "
             "more repetitions would not make it hold",
+            None,
+        )
+    if predicted_against:
+        return (
+            f"the closed forms' predicted effect at {_labels(predicted_against, 3)} is against the claim: "
+            "more repetitions would make it not hold",
             None,
         )
     need = joint_reps_needed(specs)
