@@ -45,3 +45,18 @@ def test_forest_references():
     assert forest._reference(pd.Series(["difference A − B"]), pd.Series([-0.1])) == (0.0, False)
     assert forest._reference(pd.Series(["identical laws: difference A − B"]), pd.Series([0.0])) == (0.0, False)
     assert forest._reference(pd.Series(["exact value"]), pd.Series([3.0])) == (None, False)
+
+
+def test_bh_q_is_computed_per_direction():
+    from ldprepro.claims.tables import with_q
+
+    claims = pd.DataFrame(
+        {
+            "verdict": ["holds", "holds", "does not hold", "inconclusive", "holds"],
+            "p_value": [0.01, 0.04, 0.001, 0.5, None],
+        }
+    )
+    q = with_q(claims)["q_bh"].to_numpy()
+    assert np.allclose(q[:2], [0.02, 0.04])  # BH over the two tested "holds" rows only
+    assert q[2] == 0.001  # alone in its direction
+    assert np.isnan(q[3]) and np.isnan(q[4])  # inconclusive, exact

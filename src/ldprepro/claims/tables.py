@@ -59,11 +59,22 @@ def p_text(r) -> str:
     return f"{format_p(r.p_value)}{side} (Holm {format_p(r.p_holm)})"
 
 
+#: The verdicts whose decisive p is a discovery, each in its own direction: a "holds" row's p is its
+#: weakest point's p in the claim's favour, a "does not hold" row's its strongest point's against it.
+Q_DIRECTIONS = ("holds", "does not hold")
+
+
 def with_q(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims with ``q_bh``: Benjamini–Hochberg q of the decisive p across the whole table
-    (secondary: it never changes a verdict)."""
+    """The claims with ``q_bh``: Benjamini–Hochberg q of the decisive p per direction — across the
+    table's "holds" rows (false discoveries among the claims that hold) and, apart, across its
+    "does not hold" rows (among the refutations); none for inconclusive, untested or exact rows.
+    Secondary: it never changes a verdict."""
     out = claims.copy()
-    out["q_bh"] = benjamini_hochberg(pd.to_numeric(out["p_value"], errors="coerce").to_numpy(dtype=float))
+    p = pd.to_numeric(out["p_value"], errors="coerce")
+    out["q_bh"] = float("nan")
+    for verdict in Q_DIRECTIONS:
+        rows = out.index[(out["verdict"] == verdict) & p.notna()]
+        out.loc[rows, "q_bh"] = benjamini_hochberg(p[rows].to_numpy(dtype=float))
     return out
 
 
@@ -87,7 +98,7 @@ def write_claims(claims: pd.DataFrame, path: str | os.PathLike, points_path: str
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
         "| figure | claim | scope | test | effect [CI (level)] | p of the decisive point (sides; Holm within the claim) "
-        "| q (BH, whole table) | n | verdict | robust to our readings? | evidence |",
+        "| q (BH per direction) | n | verdict | robust to our readings? | evidence |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
@@ -115,8 +126,9 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         "trends, the tested ratio or difference for equivalence (TOST: 90 % interval, one-sided p). Each claim is its "
         "own family: p is the decisive point's raw p (the weakest point of a claim that holds — the "
         "intersection–union test — or the point most against it), with its Holm-adjusted p across the claim's "
-        "points; q is the Benjamini–Hochberg q across the whole table, shown for reference only (it never changes "
-        "a verdict); 'exact' marks verdicts computed from the closed forms; 'robust' means every alternative reading "
+        "points; q is the Benjamini–Hochberg q of that p per direction — across the table's 'holds' rows (false "
+        "discoveries among the claims that hold) and apart across its 'does not hold' rows — shown for reference "
+        "only (it never changes a verdict); 'exact' marks verdicts computed from the closed forms; 'robust' means every alternative reading "
         "the claim declares (and every LDP-SGD group-size control) gives the same verdict. Per-point evidence: "
         "results/<paper>/<figure>/claim_points.parquet.",
         "",

@@ -44,7 +44,7 @@ def claims_table(paths) -> pd.DataFrame:
 
 def claims_html(paths) -> str:
     """Every claim of every figure with its verdict, and the Benjamini–Hochberg q of its decisive p
-    across the whole table (secondary, ``claims.tables.with_q``)."""
+    per direction (secondary, ``claims.tables.with_q``)."""
     from ldprepro.claims.tables import with_q
 
     df = claims_table(paths)
