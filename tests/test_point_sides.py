@@ -4,6 +4,7 @@ the reference, and a difference claim refuted by a tie prints a difference of 0.
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ldprepro.claims.verdicts import Claim, claim_points, equivalence_point, exact_point, judge, tie_point
 from ldprepro.report import forest
@@ -60,3 +61,28 @@ def test_bh_q_is_computed_per_direction():
     assert np.allclose(q[:2], [0.02, 0.04])  # BH over the two tested "holds" rows only
     assert q[2] == 0.001  # alone in its direction
     assert np.isnan(q[3]) and np.isnan(q[4])  # inconclusive, exact
+
+
+def test_cv_fits_are_tested_by_the_corrected_resampled_t():
+    """ldpfl Fig. 10 (issue 52.3): 10 folds × 5 CV repetitions are 50 fits, not 50 independent
+    repetitions; the corrected resampled t (Nadeau & Bengio 2003) inflates the variance of the mean
+    difference by 1 + 50/9 and names itself."""
+    import math
+
+    from scipy import stats
+
+    from ldprepro.claims.stats import cv_inflation, paired_point, ratio_of_means_point
+
+    rng = np.random.default_rng(11)
+    a = 0.2 + rng.normal(0, 0.01, 50)
+    b = a + 0.004 + rng.normal(0, 0.01, 50)
+    assert cv_inflation(50, 10) == 1 + 50 / 9 and cv_inflation(50, None) == 1.0
+    pt = paired_point(a, b, "ε=1", log=False, cv_folds=10)
+    d = a - b
+    t = d.mean() / (d.std(ddof=1) * math.sqrt(1 / 50 + 1 / 9))
+    assert pt.p_value == pytest.approx(2 * stats.t.sf(abs(t), 49), rel=1e-9)
+    assert "corrected resampled t (Nadeau & Bengio 2003; 10 folds × 5 CV repetitions)" in pt.test
+    naive = paired_point(a, b, "ε=1", log=False)
+    assert pt.p_value > naive.p_value and (pt.ci_high - pt.ci_low) > 2 * (naive.ci_high - naive.ci_low)
+    rom = ratio_of_means_point(a, b, "ε=1", cv_folds=10)
+    assert "corrected resampled t" in rom.test and rom.p_value == pytest.approx(pt.p_value, rel=1e-9)

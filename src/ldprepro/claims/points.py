@@ -146,7 +146,7 @@ def win_points(res: Results, a: str, others: list[str], where=None, check_ties: 
                         )
                     )
                     continue
-                pt = paired(sa, sb, label, log_scale(metric))
+                pt = paired(sa, sb, label, log_scale(metric), cv_folds=res.cv_folds)
                 if pt is not None:
                     points.append(_with_theory(pt, res, ds, metric, a, b, eps, sel))
     return points
@@ -277,7 +277,9 @@ def ratio_below_points(res: Results, a: str, others: list[str], bound: float, xc
                         )
                     )
                     continue
-                pt = paired(sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True)
+                pt = paired(
+                    sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True, cv_folds=res.cv_folds
+                )
                 if pt is not None:
                     pts.append(pt)
     return pts
@@ -318,8 +320,11 @@ def equivalence_points(
                         )
                     )
                     continue
+                folds = res.cv_folds if res.cv_folds and len(common) % res.cv_folds == 0 else None
                 pts.append(
-                    equivalence_point(sa.loc[common].to_numpy(), sb.loc[common].to_numpy(), label, margin, means=True)
+                    equivalence_point(
+                        sa.loc[common].to_numpy(), sb.loc[common].to_numpy(), label, margin, means=True, cv_folds=folds
+                    )
                 )
     return pts
 

@@ -101,7 +101,13 @@ def beats_three_outputs(res: Results, decl: dict) -> list[Claim]:
         last = table.columns.max()
         t = res.raw[(res.raw["dataset"] == ds) & (res.raw["mechanism"] == "three_outputs")].iloc[0]
         k = sampling_k(float(t["eps"]), int(t["n_features"]))
-        pt = paired(table[last].dropna(), three, f"{ds} {last:g} outputs vs Three-Outputs", log_scale(metric))
+        pt = paired(
+            table[last].dropna(),
+            three,
+            f"{ds} {last:g} outputs vs Three-Outputs",
+            log_scale(metric),
+            cv_folds=res.cv_folds,
+        )
         out.append(
             res.claim(
                 decl["claim"],
