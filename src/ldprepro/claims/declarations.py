@@ -137,7 +137,7 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
         missing = REQUIRED[test] - set(decl) - set(decl.get("for_each") or {})
         if missing:
             raise DeclarationError(f"{at} ({decl['claim']!r}): test {test!r} needs {sorted(missing)}")
-        if decl.get("shape", "slope") not in ("slope", "monotone"):
+        if test in ("sweep_trend", "mechanism_trend") and decl.get("shape", "slope") not in ("slope", "monotone"):
             raise DeclarationError(f"{at} ({decl['claim']!r}): shape must be slope or monotone, got {decl['shape']!r}")
         if "eps" in decl and test != "function":
             try:
