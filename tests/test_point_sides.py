@@ -86,3 +86,20 @@ def test_cv_fits_are_tested_by_the_corrected_resampled_t():
     assert pt.p_value > naive.p_value and (pt.ci_high - pt.ci_low) > 2 * (naive.ci_high - naive.ci_low)
     rom = ratio_of_means_point(a, b, "ε=1", cv_folds=10)
     assert "corrected resampled t" in rom.test and rom.p_value == pytest.approx(pt.p_value, rel=1e-9)
+
+
+def test_the_non_equivalence_p_is_two_sided():
+    """Its side is the estimate's, chosen by the data: one-sided, its size on A/A pairs tended to 2α
+    as the margin shrank (0.08 at ×1.02, docs/calibration.md); doubled, it is at most α."""
+    import math
+
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.6, 1.0, 30)
+    a, b = np.exp(d), np.ones(30)
+    pt = equivalence_point(a, b, "x", 1.02)
+    m, se = d.mean(), d.std(ddof=1) / math.sqrt(30)
+    p_out = 2 * stats.t.sf((abs(m) - math.log(1.02)) / se, 29)
+    assert pt.p_value == pytest.approx(p_out, rel=1e-9) and pt.sides == 2 and not pt.favours
+    assert _sides([pt]) == ["against"]
