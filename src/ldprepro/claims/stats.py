@@ -193,7 +193,7 @@ def _ratio_t(a: np.ndarray, b: np.ndarray, r: float, inflation: float = 1.0) -> 
     """(mean, standard error) of a_i − r·b_i, zero in expectation iff mean(A)/mean(B) = r
     (``inflation``: the cross-validation design's variance factor, ``cv_inflation``)."""
     d = a - r * b
-    return float(d.mean()), float(d.std(ddof=1)) * math.sqrt(inflation / d.size)
+    return float(d.mean()), float(d.std(ddof=1)) * math.sqrt(inflation) / math.sqrt(d.size)
 
 
 def _t_p(mean: float, se: float, df: int, side: str) -> float:
