@@ -84,7 +84,16 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
     if reference is not None:
         ax.axvline(reference, color=PALETTE["black"], lw=0.8, ls="--")
     if ratio:
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
         ax.set_xscale("log")
+        # plain numbers (1.005, not 1.005×10⁰); the minor ticks labelled only within about a decade
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        ends = np.concatenate([shown["effect"], shown["ci_low"], shown["ci_high"]]).astype(float)
+        ends = ends[np.isfinite(ends) & (ends > 0)]
+        narrow = ends.size and np.log10(ends.max() / ends.min()) <= 1.2
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(plain if narrow else NullFormatter())
     ax.set_yticks(y)
     ax.set_yticklabels([textwrap.shorten(str(p), 38, placeholder="…") for p in shown["point"]], fontsize="x-small")
     scale = scales["effect_scale"].iloc[0] if len(scales) else ""
