@@ -81,7 +81,7 @@ def test_cv_fits_are_tested_by_the_corrected_resampled_t():
     d = a - b
     t = d.mean() / (d.std(ddof=1) * math.sqrt(1 / 50 + 1 / 9))
     assert pt.p_value == pytest.approx(2 * stats.t.sf(abs(t), 49), rel=1e-9)
-    assert "corrected resampled t (Nadeau & Bengio 2003; 10 folds × 5 CV repetitions)" in pt.test
+    assert "corrected resampled t (Nadeau & Bengio 2003: 10 folds × 5 CV repetitions)" in pt.test
     naive = paired_point(a, b, "ε=1", log=False)
     assert pt.p_value > naive.p_value and (pt.ci_high - pt.ci_low) > 2 * (naive.ci_high - naive.ci_low)
     rom = ratio_of_means_point(a, b, "ε=1", cv_folds=10)

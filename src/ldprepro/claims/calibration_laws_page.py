@@ -18,12 +18,12 @@ from ldprepro.claims.names import label as _name
 TEST_PATHS = (
     (
         "ratio of means, paired t with Fieller interval",
-        r"ratio of means, paired t with Fieller",
+        r"^ratio of means, paired t with Fieller",
         "A/A and coverage above; 1-D, 10-D mean, histogram MSE and total variation below",
     ),
     (
         "ratio of means, corrected resampled t (CV)",
-        r"ratio of means, corrected resampled t",
+        r"^ratio of means, corrected resampled t",
         "misclassification under the three CV designs below",
     ),
     (

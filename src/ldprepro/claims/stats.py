@@ -82,7 +82,7 @@ def cv_inflation(n: int, folds: int | None) -> float:
 
 
 def _cv_name(n: int, folds: int) -> str:
-    return f"corrected resampled t (Nadeau & Bengio 2003; {folds} folds × {n // folds} CV repetitions)"
+    return f"corrected resampled t (Nadeau & Bengio 2003: {folds} folds × {n // folds} CV repetitions)"
 
 
 def _cv_location_test(d: np.ndarray, folds: int, alpha: float) -> tuple[str, float, float, float, float]:

@@ -31,7 +31,7 @@ def reuse_under_unbiased_reading(res: Results, decl: dict) -> list[Claim]:
                 f"{ds} ε={eps:g}",
                 falls,
                 effect=ratio,
-                test="exact Var(m*) (Theorem 3); MAE by its normal approximation √(2·Var/π): the direction "
+                test="exact Var(m*) (Theorem 3), MAE by its normal approximation √(2·Var/π): the direction "
                 "is exact, the ratio approximate",
                 note=f"MAE(μ={curve.index[-1]:g})/MAE(μ={curve.index[0]:g}) = {ratio:.3f} (normal approximation)",
                 scale="ratio of the MAE √(2·Var(m*)/π), normal approximation (exact variances: its direction is exact)",
