@@ -10,7 +10,9 @@ from ldprepro.report import forest
 
 def _claims():
     rng = np.random.default_rng(1)
-    many = [paired_point(rng.gamma(2, 1, 40), rng.gamma(2, 1.2, 40), f"ε={i}") for i in range(forest.MAX_POINTS + 5)]
+    # points in the claim's favour, undecided ones and ones against it (every side drawn first)
+    scales = [2.0] * (forest.MAX_POINTS - 2) + [1.05] * 3 + [0.5] * 4
+    many = [paired_point(rng.gamma(2, 1, 40), rng.gamma(2, s, 40), f"ε={i}") for i, s in enumerate(scales)]
     mixed = [tie_point("ε=0.5", "same law"), paired_point(rng.gamma(2, 1, 40), rng.gamma(2, 1.5, 40), "ε=1")]
     exact = [exact_point("k=2", True, 0.5)]
     return judge(
@@ -27,7 +29,8 @@ def test_every_claim_with_points_gets_a_panel_and_the_weakest_points_are_kept(tm
     shown, hidden = forest._shown(points[points["claim_id"] == 1])
     assert hidden == 5 and len(shown) == forest.MAX_POINTS
     dropped = points[(points["claim_id"] == 1) & ~points.index.isin(shown.index)]
-    assert (dropped["favours"] == "claim").all()  # contrary points are always drawn
+    assert set(points.loc[points["claim_id"] == 1, "favours"]) == {"claim", "none", "against"}
+    assert (dropped["favours"] == "claim").all()  # contrary and undecided points are always drawn
     assert dropped["p_value"].max() <= shown.loc[shown["favours"] == "claim", "p_value"].min()
     forest.draw_forest(table, points, tmp_path / "forest.png")
     assert (tmp_path / "forest.png").stat().st_size > 10_000

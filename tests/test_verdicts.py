@@ -91,7 +91,7 @@ def test_exact_claim_true_everywhere_holds():
 
 
 def test_underpowered_comparison_is_inconclusive_with_mde():
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(5)  # an observed ratio 0.92 in the claim's favour, p = 0.9
     a, b = _errors(rng, 20, 0.95), _errors(rng, 20, 1.0)
     row = judge([_claim([paired_point(a, b, "ε=1")], theory_effect=math.log(0.95))]).iloc[0]
     assert row["verdict"] == "inconclusive"
@@ -373,3 +373,29 @@ def test_the_claims_table_carries_the_finding_and_headline_columns():
     assert list(rows["counted"]) == [True, False, False]  # a repeat, a reconstructed claim
     assert list(rows["statement"]) == ["theorem", "theorem", "experimental"]
     assert rows["panels"].iloc[2] == "1 of 4 panels" and list(rows.columns) == CLAIM_COLUMNS
+
+
+def test_no_repetitions_figure_for_an_effect_against_the_claim():
+    """hiera Fig. 1 "MAE decreases as μ grows" (issue 52.2): the closed forms predict the MAE rising
+    with μ (theory effect +log(1.05)/4 per unit μ); more repetitions would make the claim not hold, so
+    no repetitions figure is printed — whether the observed slopes are against it or, by chance, for it."""
+    rng = np.random.default_rng(7)
+    mu = [1, 2, 3, 4, 5]
+    theory = math.log(1.05) / 4
+
+    def trend(slope):  # 10 repetitions of an MAE curve in μ with noise
+        y = np.exp(slope * np.array(mu) + rng.normal(0, 0.3, (10, 5)))
+        return trend_point(pd.DataFrame(y, columns=mu), "ds ε=1", decreasing=True)
+
+    rising, falling = trend(theory), trend(-0.01)
+    assert not rising.favours and falling.favours and not falling.significant
+    for pts, words in (
+        ([rising], "observed effect at ds ε=1 is against the claim"),
+        ([falling], "predicted effect at ds ε=1 is against the claim"),
+    ):
+        row = judge([_claim(pts, kind="trend", theory_effect=theory)]).iloc[0]
+        assert row["verdict"] == "inconclusive" and words in row["evidence"]
+        assert pd.isna(row["reps_needed"]) and "repetitions would make every point" not in row["evidence"]
+    # a predicted effect in the claim's favour still gives the figure
+    row = judge([_claim([falling], kind="trend", theory_effect=-theory)]).iloc[0]
+    assert row["reps_needed"] > 10 and "closed forms' predicted effects" in row["evidence"]

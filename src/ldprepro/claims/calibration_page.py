@@ -12,6 +12,7 @@ from ldprepro.claims.calibration import (
     METRIC_NAMES,
     Settings,
     covers,
+    nominal_rates,
     within_level,
 )
 from ldprepro.claims.names import label as _name
@@ -34,8 +35,11 @@ def _again(row: dict, text) -> str:
     return text(row) if c is None else f"{text(row)}; re-measured: {text(c)}"
 
 
-def markdown(aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha: float = 0.05) -> str:
-    """docs/calibration.md from the rows of ``run``: deterministic for given settings."""
+def markdown(
+    aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha: float = 0.05, laws: dict | None = None
+) -> str:
+    """docs/calibration.md from the rows of ``run`` (and of ``calibration_laws.run_laws``, ``laws``):
+    deterministic for given settings."""
     out = [
         "# Calibration of the claim engine",
         "",
@@ -62,10 +66,11 @@ def markdown(aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha:
         'independent seeds. The claim "A\'s error is lower" is judged by the engine (`judge`: the point '
         'tests of `ldprepro.claims.stats`, the intersection–union rule for "holds", Holm within the claim '
         f'for "does not hold"), as one point and as {s.points} independent points (a range claim). Both '
-        "verdicts are errors here: no difference exists (a two-sided point test at α puts α/2 on each side, "
-        "so a single point's rates should be near 0.025). For the equivalence claim (TOST, "
-        f'×{MARGIN:g}) on an A/A pair the error is "does not hold"; with the true ratio exactly at the '
-        'margin, "holds".',
+        "verdicts are errors here: no difference exists, and a two-sided point test at α puts α/2 on each "
+        f"side: each direction's nominal rate is {alpha / 2:g}. A claim of {s.points} points holds only if every "
+        'point is significant in its favour, so its false "holds" is 0 by construction and not shown. For '
+        f'the equivalence claim (TOST, ×{MARGIN:g}; one-sided tests at α) on an A/A pair the error is "does not '
+        'hold"; with the true ratio exactly at the margin, "holds"; each nominal at α.',
         f"- **n**: every number of paired repetitions a paper figure's claims use ({', '.join(map(str, ns))}: "
         "`reps`, `test_reps`, `claim_reps`, `mc_reps`, `runs` and folds × CV repetitions in config.yaml).",
         "- **Coverage**: how often each interval contains the true ratio — the ratio of means (95 %, the "
@@ -74,7 +79,9 @@ def markdown(aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha:
         "interval on the ratio of means (90 %). n runs over nested prefixes of the same replicates. The "
         "last column is the delta-method interval on log ā − log b̄ that the engine used before this "
         "calibration, for reference.",
-        "- **Within level**: a false rate ≤ α + 2 s.e., a coverage ≥ nominal − 2 s.e. A cell outside is "
+        "- **Within level**: each direction's false rate ≤ its nominal rate (α/2 for two-sided tests, α for "
+        "TOST) + 2 s.e. (the binomial s.e. at the nominal rate when the observed rate is smaller), a coverage ≥ "
+        "nominal − 2 s.e. A cell outside is "
         f"measured once more on fresh seeds with {CONFIRM}× the replications, and that re-measurement decides "
         "(shown after the first; a page of this many cells has a few 2-s.e. excursions by chance alone).",
         "",
@@ -87,8 +94,8 @@ def markdown(aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha:
     for r in aa:
         fh = (
             _again(r, lambda x: _pm(x["holds"], x["holds_se"], x["claims"]))
-            if "holds" in r["errors"]
-            else "— (correct)"
+            if "holds" in nominal_rates(r, alpha)
+            else ("— (0 by construction)" if "holds" in r["errors"] else "— (correct)")
         )
         fd = (
             _again(r, lambda x: _pm(x["does_not_hold"], x["does_not_hold_se"], x["claims"]))
@@ -129,7 +136,7 @@ def markdown(aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha:
     out += ["", "## Verdict", "", "The decisive measurement of each cell (its re-measurement where it had one):", ""]
     for word in ("holds", "does not hold"):
         key = word.replace(" ", "_")
-        r = max((r for r in aa if word in r["errors"]), key=lambda r: _decisive(r)[key])
+        r = max((r for r in aa if key in nominal_rates(r, alpha)), key=lambda r: _decisive(r)[key])
         d = _decisive(r)
         out.append(
             f'- Largest false "{word}" rate: {_pm(d[key], d[key + "_se"], d["claims"])} '
@@ -150,5 +157,12 @@ def markdown(aa: list[dict], cov: list[dict], s: Settings, ns: list[int], alpha:
     if bad:
         out += ["Outside the nominal level:", "", *[f"- {b}" for b in bad]]
     else:
-        out.append("Every false-verdict rate is within α and every coverage within its nominal level (2 s.e.).")
+        out.append(
+            "Every false-verdict rate is within its nominal level per direction and every coverage within its "
+            "nominal level (2 s.e.)."
+        )
+    if laws is not None:
+        from ldprepro.claims.calibration_laws_page import law_sections
+
+        out += ["", *law_sections(laws, s, alpha)]
     return "\n".join(out) + "\n"

@@ -28,6 +28,12 @@ Test kinds (``TESTS``), their keys, and the claim kind they give (docs/verdicts-
 - ``sweep_trend`` (trend): the metric of ``mechanism`` falls as ``sweep`` grows (``log_x``,
   ``log``: true, false or auto = log for errors, linear for rates; ``theory_effect``);
 - ``mechanism_trend`` (trend): every mechanism's metric falls as ``x`` (ε, n_users) grows;
+  both trends take ``shape: monotone`` (a shape test: the metric falls at every step of the grid,
+  within ``tolerance``, ``claims.comparatives``) or ``shape: slope`` (the default: the fitted slope),
+  the slope declared as the secondary reading through ``alternatives``;
+- ``interaction`` (range): the gain of ``mechanism`` over each of ``against`` is larger in the
+  ``eps`` scope ("especially for small ε") than in ``large_eps`` (default: the top third of the grid),
+  per panel and baseline (``claims.comparatives.interaction_points``);
 - ``equivalence``: ``a`` and ``b`` within ×``margin`` at every ``x`` in scope (TOST);
   ``where`` (on ``outperform``, ``no_worse`` and ``equivalence``): a condition on the point's ε, domain
   size k and number of users n, e.g. ``"k > 3*exp(eps) + 2"`` (``ldprepro.claims.conditions``); a
@@ -106,8 +112,9 @@ COMMON_KEYS = {
 TEST_KEYS = {
     "outperform": {"mechanism", "against", "eps", "check_ties", "fair_margin", "where"},
     "no_worse": {"mechanism", "against", "margin", "eps", "where"},
-    "sweep_trend": {"mechanism", "sweep", "log_x", "log", "theory_effect"},
-    "mechanism_trend": {"x"},
+    "sweep_trend": {"mechanism", "sweep", "log_x", "log", "theory_effect", "shape", "tolerance"},
+    "mechanism_trend": {"x", "shape", "tolerance"},
+    "interaction": {"mechanism", "against", "eps", "large_eps"},
     "equivalence": {"a", "b", "margin", "x", "eps", "where"},
     "ratio_below": {"mechanism", "against", "bound", "x", "fair_margin"},
     "theory_agreement": {"margin", "metric"},
@@ -118,6 +125,7 @@ REQUIRED = {
     "no_worse": {"mechanism", "against"},
     "sweep_trend": {"mechanism", "sweep"},
     "mechanism_trend": {"x"},
+    "interaction": {"mechanism", "against", "eps"},
     "equivalence": {"a", "b", "margin"},
     "ratio_below": {"mechanism", "against", "bound"},
     "theory_agreement": {"margin"},
@@ -155,6 +163,8 @@ def validate(declarations: list, where: str, import_functions: bool = True) -> l
         missing = REQUIRED[test] - set(decl) - set(decl.get("for_each") or {})
         if missing:
             raise DeclarationError(f"{at} ({decl['claim']!r}): test {test!r} needs {sorted(missing)}")
+        if test in ("sweep_trend", "mechanism_trend") and decl.get("shape", "slope") not in ("slope", "monotone"):
+            raise DeclarationError(f"{at} ({decl['claim']!r}): shape must be slope or monotone, got {decl['shape']!r}")
         if "eps" in decl and test != "function":
             try:
                 eps_filter(decl["eps"], [])
@@ -286,6 +296,7 @@ def _log(spec):
 def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[Claim]:
     """The claim(s) of one declaration on one role's results (``datasets``: one panel, for
     ``per_dataset`` declarations)."""
+    from ldprepro.claims import comparatives
     from ldprepro.claims.points import (
         best_of_points,
         equivalence_points,
@@ -326,6 +337,27 @@ def decide(res: Results, decl: dict, datasets: list[str] | None = None) -> list[
                 found = win_points(sub, decl["mechanism"], decl["against"], within, ties, margin, **sel)
             pts += _labelled(found, sel)
         kind = kind or outperform_kind(sub, decl["against"], where)
+    elif test == "interaction":
+        large = decl.get("large_eps")
+        large_where = eps_filter(large, res.eps_values())[0] if large else comparatives.top_third(res.eps_values())
+        sub = res if datasets is None else res.only(datasets)
+        pts = comparatives.interaction_points(sub, decl["mechanism"], decl["against"], where, large_where)
+        kind = kind or "range"
+    elif test in ("sweep_trend", "mechanism_trend") and decl.get("shape") == "monotone":
+        tol = float(decl.get("tolerance", 0.0))
+        if test == "sweep_trend":
+            pts = comparatives.sweep_step_points(
+                res, decl["mechanism"], decl["sweep"], tol, _log(decl.get("log")), datasets
+            )
+        else:
+            pts = [
+                pt
+                for ds in (datasets or res.datasets)
+                for pt in comparatives.mechanism_step_points(res, ds, decl["x"], tol)
+            ]
+        kind = kind or "trend"
+        if test == "sweep_trend" and decl.get("theory_effect") is not None:
+            extra["theory_effect"] = _theory_effect(decl["theory_effect"])
     elif test == "sweep_trend":
         pts = sweep_trend_points(
             res,

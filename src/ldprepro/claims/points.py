@@ -251,7 +251,7 @@ def no_worse_points(res: Results, a: str, others: list[str], margin: float = 1.0
                         )
                     )
                     continue
-                pt = paired(sa, sb * margin, label, log_scale(metric))
+                pt = paired(sa, sb * margin, label, log_scale(metric), cv_folds=res.cv_folds)
                 if pt is not None:
                     points.append(pt)
     return points
@@ -387,7 +387,9 @@ def ratio_below_points(
                         dataclasses.replace(pt, tie=bound == 1 and math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL), **fair)
                     )
                     continue
-                pt = paired(sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True)
+                pt = paired(
+                    sa, sb * bound, label + (f" (×{bound:g})" if bound != 1 else ""), True, cv_folds=res.cv_folds
+                )
                 if pt is not None:
                     pts.append(dataclasses.replace(pt, **fair))
     return pts
@@ -430,8 +432,11 @@ def equivalence_points(
                         )
                     )
                     continue
+                folds = res.cv_folds if res.cv_folds and len(common) % res.cv_folds == 0 else None
                 pts.append(
-                    equivalence_point(sa.loc[common].to_numpy(), sb.loc[common].to_numpy(), label, margin, means=True)
+                    equivalence_point(
+                        sa.loc[common].to_numpy(), sb.loc[common].to_numpy(), label, margin, means=True, cv_folds=folds
+                    )
                 )
     return pts
 

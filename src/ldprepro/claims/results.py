@@ -64,6 +64,13 @@ class Results:
         r = self.raw if dataset is None else self.raw[self.raw["dataset"] == dataset]
         return sorted(float(e) for e in r["eps"].dropna().unique())
 
+    @property
+    def cv_folds(self) -> int | None:
+        """The folds of the figure's repeated cross-validation (LDP-SGD: a repetition is one fit,
+        ``rep`` = CV repetition × folds + fold), None when its repetitions are independent."""
+        folds = self.fig.get("folds")
+        return int(folds) if folds is not None and self.fig.get("cv_repetitions") is not None else None
+
     def has(self, mechanism: str) -> bool:
         return bool(len(self.raw)) and (self.raw["mechanism"] == mechanism).any()
 
@@ -117,16 +124,18 @@ class Results:
         )
 
 
-def paired(a: pd.Series, b: pd.Series, label: str, log: bool, claim_a_lower: bool = True):
+def paired(a: pd.Series, b: pd.Series, label: str, log: bool, claim_a_lower: bool = True, cv_folds: int | None = None):
     """Paired comparison on the common repetitions: the ratio of the mean errors (``log``: MSE/MAE,
-    the plotted quantity) or the mean difference (rates)."""
+    the plotted quantity) or the mean difference (rates). ``cv_folds``: the repetitions are the fits
+    of repeated cross-validation (``Results.cv_folds``), tested by the corrected resampled t."""
     common = a.index.intersection(b.index)
     if len(common) == 0:
         return None
     x, y = a.loc[common].to_numpy(), b.loc[common].to_numpy()
+    folds = cv_folds if cv_folds and len(common) % cv_folds == 0 else None  # only whole CV repetitions
     if log:
-        return ratio_of_means_point(x, y, label, claim_a_lower=claim_a_lower)
-    return paired_point(x, y, label, log=False, claim_a_lower=claim_a_lower)
+        return ratio_of_means_point(x, y, label, claim_a_lower=claim_a_lower, cv_folds=folds)
+    return paired_point(x, y, label, log=False, claim_a_lower=claim_a_lower, cv_folds=folds)
 
 
 def log_scale(metric: str) -> bool:

@@ -106,11 +106,22 @@ def p_text(r) -> str:
     return f"{format_p(r.p_value)}{side} (Holm {format_p(r.p_holm)})"
 
 
+#: The verdicts whose decisive p is a discovery, each in its own direction: a "holds" row's p is its
+#: weakest point's p in the claim's favour, a "does not hold" row's its strongest point's against it.
+Q_DIRECTIONS = ("holds", "does not hold")
+
+
 def with_q(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims with ``q_bh``: Benjamini–Hochberg q of the decisive p across the whole table
-    (secondary: it never changes a verdict)."""
+    """The claims with ``q_bh``: Benjamini–Hochberg q of the decisive p per direction — across the
+    table's "holds" rows (false discoveries among the claims that hold) and, apart, across its
+    "does not hold" rows (among the refutations); none for inconclusive, untested or exact rows.
+    Secondary: it never changes a verdict."""
     out = claims.copy()
-    out["q_bh"] = benjamini_hochberg(pd.to_numeric(out["p_value"], errors="coerce").to_numpy(dtype=float))
+    p = pd.to_numeric(out["p_value"], errors="coerce")
+    out["q_bh"] = float("nan")
+    for verdict in Q_DIRECTIONS:
+        rows = out.index[(out["verdict"] == verdict) & p.notna()]
+        out.loc[rows, "q_bh"] = benjamini_hochberg(p[rows].to_numpy(dtype=float))
     return out
 
 

@@ -211,27 +211,38 @@ def _power_text(c: Claim, tested: list[Point], n_run: int) -> tuple[str, float |
     """What more repetitions would do for an inconclusive claim: the repetitions at which every point
     is significant in the claim's favour with 80 % power (``joint_reps_needed``: equivalence power for
     TOST points, the claim's every point at once), at the closed forms' predicted effect where one is
-    stated, else the observed one. None when the observed effect is against the claim."""
-    specs, contrary, predicted = [], [], False
+    stated, else the observed one. None — no repetitions figure — when an observed effect is against
+    the claim (or outside its margin), or when the predicted effect is: more repetitions would then
+    make the claim not hold (docs/verdicts-standard.md, "Design rules")."""
+    specs, contrary, predicted_against, predicted = [], [], [], False
     for p in tested:
+        d_obs = _test_scale(p)
         if np.isfinite(p.margin):  # TOST: the observed effect against its margin
-            d = _test_scale(p)
-            if not np.isfinite(d) or abs(d) >= p.margin:
+            if not np.isfinite(d_obs) or abs(d_obs) >= p.margin:
                 contrary.append(p)
-            specs.append((p.sd, d, p.margin))
+            specs.append((p.sd, d_obs, p.margin))
             continue
-        if np.isfinite(p.theory) or c.theory_effect is not None:
-            d, predicted = (p.theory if np.isfinite(p.theory) else c.theory_effect), True
-        elif p.favours and np.isfinite(p.effect):
-            d = _test_scale(p)
-        else:
+        if not p.favours or not np.isfinite(d_obs) or d_obs == 0:
             contrary.append(p)
             continue
-        specs.append((p.sd, d, math.nan))
+        theory = p.theory if np.isfinite(p.theory) else c.theory_effect
+        if theory is None:
+            specs.append((p.sd, d_obs, math.nan))
+            continue
+        predicted = True
+        if np.sign(theory) != np.sign(d_obs):  # the claim's direction is the favouring estimate's
+            predicted_against.append(p)
+        specs.append((p.sd, float(theory), math.nan))
     if contrary:
         return (
             f"the observed effect at {_labels(contrary, 3)} is against the claim (or outside its margin): "
             "more repetitions would not make it hold",
+            None,
+        )
+    if predicted_against:
+        return (
+            f"the closed forms' predicted effect at {_labels(predicted_against, 3)} is against the claim: "
+            "more repetitions would make it not hold",
             None,
         )
     need = joint_reps_needed(specs)
@@ -307,15 +318,31 @@ def claim_row(c: Claim) -> dict:
     )
 
 
+def point_side(p: Point, p_holm: float) -> str:
+    """The side a point takes in its claim's verdict (``claim_points``' ``favours``): "claim" when it
+    counts for the claim (exact agreement, or in its favour with raw p < α, as the
+    intersection–union rule counts it), "against" when it counts against it (exact refutation, or
+    against it with Holm-adjusted p < α, as "does not hold" counts it), else "none": an undecided
+    point — e.g. a TOST point whose estimate lies inside the margin without significance — is never
+    "against", whichever way its estimate leans."""
+    if p.exact:
+        return "against" if p.refutes else "claim"
+    if p.favours and p.significant:
+        return "claim"
+    if not p.favours and np.isfinite(p_holm) and p_holm < ALPHA:
+        return "against"
+    return "none"
+
+
 def claim_points(c: Claim, claim_id: int) -> list[dict]:
     """The per-point evidence of one claim (rows of ``claim_points.parquet``): the point, its test,
     n, effect with its scale, CI with its level, raw p with its sidedness, Holm p within the claim,
-    which side it favours, and its exact/tie note."""
+    the side it takes (``point_side``), and its exact/tie note."""
     tested = [p for p in c.points if not p.exact]
     adj_of = _holm_within(tested)
     rows = []
     for p in c.points:
-        side = "claim" if p.favours else ("against" if p.exact or np.isfinite(p.effect) else "none")
+        side = point_side(p, adj_of.get(id(p), math.nan))
         rows.append(
             {
                 "claim_id": claim_id,

@@ -3,8 +3,11 @@ its effect and interval, one panel per claim, the no-effect line, and each point
 it favours. It shows at a glance what the claims table condenses into one line: which points carry a
 verdict, which are undecided, and which go against the claim.
 
-Ratios (effect scale "ratio …") are drawn on a log axis around 1; differences and slopes on a linear
-axis around 0; exact points as diamonds without an interval. A claim with many points shows its
+Ratios (effect scale "ratio …", exact ratios included) are drawn on a log axis around 1; differences
+and slopes on a linear axis around 0; exact points as diamonds without an interval, an exact tie at
+the reference (``stats.tie_point``); exact values with no declared scale without a reference line.
+Colours: the side each point takes in the verdict (``verdicts.point_side``): for the claim, against
+it, or undecided. A claim with many points shows its
 ``MAX_POINTS`` weakest (largest raw p in the claim's favour, every contrary point first) and says so."""
 
 from __future__ import annotations
@@ -23,13 +26,29 @@ COLOURS = {"claim": PALETTE["blue"], "against": PALETTE["vermillion"], "none": P
 
 
 def _shown(points: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """The points drawn for one claim: all, or the MAX_POINTS weakest (contrary points first)."""
+    """The points drawn for one claim: all, or the MAX_POINTS weakest (contrary points first, then
+    undecided ones, then the largest p)."""
     if len(points) <= MAX_POINTS:
         return points, 0
-    order = points.assign(_against=points["favours"] != "claim", _p=points["p_value"].fillna(1.0)).sort_values(
-        ["_against", "_p"], ascending=[False, False], kind="mergesort"
+    rank = points["favours"].map({"against": 0, "none": 1}).fillna(2)
+    order = points.assign(_rank=rank, _p=points["p_value"].fillna(1.0)).sort_values(
+        ["_rank", "_p"], ascending=[True, False], kind="mergesort"
     )
     return order.head(MAX_POINTS).sort_index(), len(points) - MAX_POINTS
+
+
+def _reference(scales: pd.Series, effects: pd.Series) -> tuple[float | None, bool]:
+    """(the no-effect value, whether the axis is a log-scale ratio axis) for a panel whose points
+    measure ``scales``: 1 on a log axis when every scale is a ratio (exact ratios included) and
+    every effect positive; None — no reference line — when the points are exact values with no
+    declared scale (a value compared with a bound, the claim's note says which); else 0 (differences,
+    slopes)."""
+    words = scales.astype(str)
+    if words.str.contains("ratio").all() and bool((effects > 0).all()):
+        return 1.0, True
+    if (words == "exact value").all():
+        return None, False
+    return 0.0, False
 
 
 def _panel(ax, points: pd.DataFrame, title: str) -> None:
@@ -37,7 +56,7 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
     y = np.arange(len(shown))[::-1]
     tested = shown[~shown["exact"].astype(bool)]
     scales = tested if len(tested) else shown
-    ratio = bool(scales["effect_scale"].astype(str).str.contains("ratio").all()) and bool((shown["effect"] > 0).all())
+    reference, ratio = _reference(scales["effect_scale"], shown["effect"])
     # the marks of each kind and colour collected first, then drawn in one call each (a call per
     # point made every point four artists, each drawn and measured on its own)
     marks: dict[tuple[str, str], list] = defaultdict(list)  # (kind, colour) -> points
@@ -62,9 +81,19 @@ def _panel(ax, points: pd.DataFrame, title: str) -> None:
             ax.errorbar(a[:, 0], a[:, 1], xerr=a[:, 2:].T, fmt="o", color=colour, ms=3, capsize=2, lw=1)
         else:
             ax.plot(a[:, 0], a[:, 1], marker=kind, color=colour, ms=4, ls="none")
-    ax.axvline(1.0 if ratio else 0.0, color=PALETTE["black"], lw=0.8, ls="--")
+    if reference is not None:
+        ax.axvline(reference, color=PALETTE["black"], lw=0.8, ls="--")
     if ratio:
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
         ax.set_xscale("log")
+        # plain numbers (1.005, not 1.005×10⁰); the minor ticks labelled only within about a decade
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        ends = np.concatenate([shown["effect"], shown["ci_low"], shown["ci_high"]]).astype(float)
+        ends = ends[np.isfinite(ends) & (ends > 0)]
+        narrow = ends.size and np.log10(ends.max() / ends.min()) <= 1.2
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(plain if narrow else NullFormatter())
     ax.set_yticks(y)
     ax.set_yticklabels([textwrap.shorten(str(p), 38, placeholder="…") for p in shown["point"]], fontsize="x-small")
     scale = scales["effect_scale"].iloc[0] if len(scales) else ""

@@ -44,7 +44,7 @@ def claims_table(paths) -> pd.DataFrame:
 
 def claims_html(paths) -> str:
     """Every claim of every figure with its verdicts (the fair reading, ``verdict``, and the literal
-    one, ``verdict_strict``), and the Benjamini–Hochberg q of its decisive p across the whole table
+    one, ``verdict_strict``), and the Benjamini–Hochberg q of its decisive p per direction
     (secondary, ``claims.tables.with_q``): the headline counts first, then the experimental claims,
     then the findings on the papers' theorems and algorithms, each once."""
     from ldprepro.claims.tables import headline, with_q

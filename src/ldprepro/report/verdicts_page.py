@@ -20,7 +20,7 @@ def _verdict_word(verdict: str, panels) -> str:
 def _table(rows: pd.DataFrame) -> list[str]:
     out = [
         "| figure | claim | scope | test | effect [CI (level)] | p of the decisive point (sides; Holm within the claim) "
-        "| q (BH, whole table) | n | verdict (fair reading) | literal reading | robust to our readings? | evidence |",
+        "| q (BH per direction) | n | verdict (fair reading) | literal reading | robust to our readings? | evidence |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows.itertuples():
@@ -54,8 +54,9 @@ def verdicts_markdown(claims: pd.DataFrame, scale: str, seed: int) -> str:
         "trends, the tested ratio or difference for equivalence (TOST: 90 % interval, one-sided p). Each claim is its "
         "own family: p is the decisive point's raw p (the weakest point of a claim that holds — the "
         "intersection–union test — or the point most against it), with its Holm-adjusted p across the claim's "
-        "points; q is the Benjamini–Hochberg q across the whole table, shown for reference only (it never changes "
-        "a verdict); 'exact' marks verdicts computed from the closed forms; 'robust' means every alternative reading "
+        "points; q is the Benjamini–Hochberg q of that p per direction — across the table's 'holds' rows (false "
+        "discoveries among the claims that hold) and apart across its 'does not hold' rows — shown for reference "
+        "only (it never changes a verdict); 'exact' marks verdicts computed from the closed forms; 'robust' means every alternative reading "
         "the claim declares (and every LDP-SGD group-size control) gives the same verdict. Per-point evidence: "
         "results/<paper>/<figure>/claim_points.parquet.",
         "",

@@ -376,6 +376,8 @@ def theorem7(d: FigureData):
                     effect=loss - claim,
                     test="exact worst-case privacy loss (enumeration)",
                     note=f"loss {loss:.4f} vs ε' = {claim:.4f}",
+                    scale="exact difference: worst-case loss − claimed ε'",
+                    null=0.0,
                 )
                 pts.append(dataclasses.replace(pt, scale="exact worst-case privacy loss − Theorem 7's ε'"))
     return (

@@ -22,6 +22,11 @@ def _outputs_table(res: Results, ds: str, metric: str):
     return r[r["n_outputs"].notna()].pivot_table(index="rep", columns="n_outputs", values="value")
 
 
+def _folds(res: Results, n: int) -> int | None:
+    """The CV design's folds when ``n`` fits are whole CV repetitions (the corrected resampled t)."""
+    return res.cv_folds if res.cv_folds and n % res.cv_folds == 0 else None
+
+
 def random_at_three_outputs(res: Results, decl: dict) -> list[Claim]:
     """A classifier trained on 3-output PM-SUB has a misclassification rate within 0.5 ± ``margin``
     (declared; 0.05 by default)."""
@@ -36,7 +41,16 @@ def random_at_three_outputs(res: Results, decl: dict) -> list[Claim]:
                     decl["claim"],
                     fill(decl["scope"], dataset=ds),
                     "equivalence",
-                    points=[equivalence_point(s.to_numpy(), np.full(len(s), 0.5), "3 outputs", margin, log=False)],
+                    points=[
+                        equivalence_point(
+                            s.to_numpy(),
+                            np.full(len(s), 0.5),
+                            "3 outputs",
+                            margin,
+                            log=False,
+                            cv_folds=_folds(res, len(s)),
+                        )
+                    ],
                     evidence=f"'no better than random' taken as a misclassification rate within 0.5 ± {margin:g} (ours)",
                 )
             )
@@ -63,6 +77,7 @@ def close_to_continuous(res: Results, decl: dict) -> list[Claim]:
             margin,
             log=log_scale(metric),
             means=True,
+            cv_folds=_folds(res, len(common)),
         )
         out.append(
             res.claim(
@@ -101,7 +116,13 @@ def beats_three_outputs(res: Results, decl: dict) -> list[Claim]:
         last = table.columns.max()
         t = res.raw[(res.raw["dataset"] == ds) & (res.raw["mechanism"] == "three_outputs")].iloc[0]
         k = sampling_k(float(t["eps"]), int(t["n_features"]))
-        pt = paired(table[last].dropna(), three, f"{ds} {last:g} outputs vs Three-Outputs", log_scale(metric))
+        pt = paired(
+            table[last].dropna(),
+            three,
+            f"{ds} {last:g} outputs vs Three-Outputs",
+            log_scale(metric),
+            cv_folds=res.cv_folds,
+        )
         out.append(
             res.claim(
                 decl["claim"],

@@ -59,7 +59,11 @@ def lower_worst_case_variance(res: Results, decl: dict) -> list:
     pts = [
         dataclasses.replace(
             exact_point(
-                f"ε={e:g}", bool(r < 1.0) and not _tie(r), effect=float(r), note="equal: a tie" if _tie(r) else ""
+                f"ε={e:g}",
+                bool(r < 1.0) and not _tie(r),
+                effect=float(r),
+                note="equal: a tie" if _tie(r) else "",
+                scale=f"exact ratio of worst-case variances {a}/best",
             ),
             null=1.0,
             tie=_tie(r),
@@ -139,6 +143,8 @@ def three_piece_density(res: Results, decl: dict) -> list:
             bool(np.isclose(inside_ratio, np.exp(eps), rtol=1e-9)),
             effect=float(inside_ratio),
             note=f"e^ε = {np.exp(eps):.4f}",
+            scale="exact ratio of output densities (window/outside)",
+            null=1.0,
         )
     ]
     margin = float(decl["margin"])

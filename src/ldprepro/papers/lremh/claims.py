@@ -314,6 +314,8 @@ def theory_claims(
                 note=f"exact loss {exact2:.4g} = {exact2 / printed2:.4g}·ε₂ > printed ε₂ = {printed2:.4g}"
                 if printed2 < exact2 * (1 - 1e-12)
                 else f"exact loss {exact2:.4g} ≤ printed {printed2:.4g}",
+                scale="exact ratio of privacy losses exact/printed",
+                null=1.0,
             )
         )
         exact1 = record_loss(sizes, 1 - float(f) / 2, float(f) / 2)
@@ -324,6 +326,8 @@ def theory_claims(
                 math.isclose(printed1, exact1, rel_tol=1e-12),
                 exact1 / printed1,
                 note=f"exact loss {exact1:.4g}, printed {printed1:.4g}",
+                scale="exact ratio of privacy losses exact/printed",
+                null=1.0,
             )
         )
     return [

@@ -18,6 +18,7 @@ tests: tests/test_lremh_claims.py.
 
 from __future__ import annotations
 
+from ldprepro.claims.comparatives import step_points
 from ldprepro.claims.results import Results
 from ldprepro.claims.verdicts import paired_point, trend_point
 from ldprepro.papers.lremh.claims import UNIT_NOTE, _label, _per_variant, _scope, _setting, per_run
@@ -67,8 +68,17 @@ def faster(res: Results, decl: dict) -> list:
     return _per_variant(res, decl, "range", ["{em}", "{lremh}"], build)
 
 
+def _rises(table, prefix: str, what: str, x: str, decl: dict) -> list:
+    """ "Grows with ``x``": the declared ``shape`` — ``monotone``, every step of the grid rises (paired
+    per-run log ratios, ``claims.comparatives.step_points``), or ``slope`` (the default), the blocked
+    trend of the per-run log values."""
+    if decl.get("shape") == "monotone":
+        return step_points(table, f"{prefix}: {what}", decreasing=False, means=False, symbol=x)
+    return [trend_point(table, f"{prefix}: slope of log {what} in {x}", decreasing=False)]
+
+
 def _advantage_trend(res: Results, decl: dict, x: str) -> list:
-    """Trend of the per-run log cost ratio EM/LREMH in ``x`` (k or f), one point per value of the other."""
+    """The per-run cost ratio EM/LREMH grows in ``x`` (k or f), per value of the other (``_rises``)."""
     metric = _metric(decl)
     other = "f" if x == "k" else "k"
 
@@ -76,12 +86,15 @@ def _advantage_trend(res: Results, decl: dict, x: str) -> list:
         t, dataset = _cost_table(res, em_m, lr_m, metric)
         ratio = (t[em_m] / t[lr_m]).rename("ratio").reset_index()
         pts = [
-            trend_point(
-                g.pivot(index="run", columns=x, values="ratio"),
-                (f"f={v:g}" if other == "f" else f"k={int(v)}") + f": slope of log cost(EM/LREMH) in {x}",
-                decreasing=False,
-            )
+            pt
             for v, g in ratio.groupby(other)
+            for pt in _rises(
+                g.pivot(index="run", columns=x, values="ratio"),
+                f"f={v:g}" if other == "f" else f"k={int(v)}",
+                "cost(EM/LREMH)",
+                x,
+                decl,
+            )
         ]
         return _scope(dataset, t, rule), pts, _note(metric)
 
@@ -129,12 +142,9 @@ def em_cost_grows_with_k(res: Results, decl: dict) -> list:
         t, dataset = _cost_table(res, em_m, lr_m, metric)
         em_t = t[em_m].rename("cost").reset_index()
         pts = [
-            trend_point(
-                g.pivot(index="run", columns="k", values="cost"),
-                f"f={f:g}: slope of log EM cost in k",
-                decreasing=False,
-            )
+            pt
             for f, g in em_t.groupby("f")
+            for pt in _rises(g.pivot(index="run", columns="k", values="cost"), f"f={f:g}", "EM cost", "k", decl)
         ]
         return _scope(dataset, t, rule), pts, _note(metric)
 
