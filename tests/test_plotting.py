@@ -374,3 +374,23 @@ def test_an_uncropped_figure_is_its_canvas_laid_out_once_and_never_carries_badge
         plotting.save_figure(fig2, tmp_path / "g.png", claims=claims, crop=False)
     assert not fig2.texts and not (tmp_path / "g.png").exists()
     plotting.plt.close(fig2)
+
+
+def test_a_log_panel_keeps_every_measured_mean_inside_its_axis():
+    """A curve whose 95 % CI reaches below 0 (few repetitions) sets no floor; another curve's lower
+    CI end above its mean must not cut its points off (issue 54: PM at 3.3e-5 under a 5e-5 floor)."""
+    import matplotlib.pyplot as plt
+
+    from ldprepro.experiments.mean_figures import _log_limits
+
+    x = np.array([1.0, 2.0])
+    curves = {
+        "pm": {"x": x, "mean": np.array([3.3e-5, 1e-4]), "ci_low": np.array([-1e-5, -2e-5]), "ci_high": x * 1e-4},
+        "laplace": {"x": x, "mean": np.array([2e-4, 1e-4]), "ci_low": np.array([5e-5, 6e-5]), "ci_high": x * 3e-4},
+    }
+    fig, ax = plt.subplots()
+    ax.set_yscale("log")
+    _log_limits(ax, curves, [])
+    lo, hi = ax.get_ylim()
+    plt.close(fig)
+    assert lo < 3.3e-5 < hi and lo > 3.3e-5 / 10 / 1.3 * 0.999
