@@ -421,3 +421,21 @@ def test_robustness_names_a_shown_reading_even_when_it_agrees():
         "depends on: x → y (as declared: holds); same verdict under: CPU time → holds"
     )
     assert _combine("robust", "robust (same verdict under: CPU time → holds)").startswith("robust (same")
+
+
+def test_a_win_on_cross_validation_fits_uses_the_corrected_resampled_t():
+    """LDP-SGD figures pair fits of repeated cross-validation (folds of one CV repetition share
+    training data): the outperform test, single or collective, names the corrected resampled t
+    (issue 52.3); the merge that moved the pair test into one function had dropped the correction."""
+    from ldprepro.claims.dispatch import claims_for as dispatch
+
+    rows = []
+    for m, rate in (("pm_sub", 0.20), ("pm", 0.22), ("three_outputs", 0.21)):
+        values = rate + 0.01 * RNG.standard_normal(50)
+        rows += [_row("vehicle", m, 4.0, r, "misclassification", v) for r, v in enumerate(values)]
+    fig = {"metric": "misclassification", "panels": [{"dataset": "vehicle"}], "folds": 10, "cv_repetitions": 5}
+    single = {**WIN, "claim": "single"}
+    collective = {**WIN, "claim": "collective", "mechanism": ["pm_sub", "three_outputs"]}
+    out = dispatch("toy", "fig1", pd.DataFrame(rows), fig, {}, [single, collective]).set_index("claim")
+    for claim in ("single", "collective"):
+        assert "corrected resampled t (Nadeau & Bengio 2003: 10 folds × 5 CV repetitions)" in out.loc[claim, "test"]

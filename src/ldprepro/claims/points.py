@@ -137,7 +137,7 @@ def _pair_point(res: Results, ds: str, eps: float, a: str, b: str, label: str, c
     eps_num, d = _point_meta(res, ds, eps)
     tie = law_tie(a, b, eps_num, d, _disc(res, ds, a), _disc(res, ds, b)) if check_ties else None
     if tie:
-        return tie_point(label, tie)
+        return tie_point(label, tie, log=log_scale(metric))
     ta, tb = exact_value(res, ds, a, metric, eps=eps, **sel), exact_value(res, ds, b, metric, eps=eps, **sel_b)
     if ta is not None and tb is not None:
         equal = math.isclose(ta, tb, rel_tol=EXACT_TIE_RTOL)
@@ -150,7 +150,7 @@ def _pair_point(res: Results, ds: str, eps: float, a: str, b: str, label: str, c
             " (equal expectations: a tie, no strict win)" if equal else "",
         )
         return dataclasses.replace(pt, tie=equal)
-    pt = paired(sa, sb, label, log_scale(metric))
+    pt = paired(sa, sb, label, log_scale(metric), cv_folds=res.cv_folds)
     return None if pt is None else _with_theory(pt, res, ds, metric, a, b, eps, sel)
 
 
