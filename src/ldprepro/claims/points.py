@@ -154,21 +154,26 @@ def _pair_point(res: Results, ds: str, eps: float, a: str, b: str, label: str, c
     return None if pt is None else _with_theory(pt, res, ds, metric, a, b, eps, sel)
 
 
+def _scope(res: Results, where, margin):
+    """(dataset, ε, the fair reading's margin of the dataset's metric) of every point in scope."""
+    for ds in res.datasets:
+        m = fair_margin(res.metric_of(ds), margin)
+        for eps in res.eps_values(ds):
+            if where is None or where(eps):
+                yield ds, eps, m
+
+
 def win_points(
     res: Results, a: str, others: list[str], where=None, check_ties: bool = True, margin=None, **sel
 ) -> list:
     """Points of "a beats every one of ``others``" at every (dataset, ε) in scope; each carries the
     fair reading's margin (``fair_margin``; ``margin``: the declaration's own)."""
     points = []
-    for ds in res.datasets:
-        m = fair_margin(res.metric_of(ds), margin)
-        for eps in res.eps_values(ds):
-            if where is not None and not where(eps):
-                continue
-            for b in others:
-                pt = _pair_point(res, ds, eps, a, b, f"{ds} ε={eps:g} vs {mechanism_label(b)}", check_ties, sel)
-                if pt is not None:
-                    points.append(dataclasses.replace(pt, fair_margin=m))
+    for ds, eps, m in _scope(res, where, margin):
+        for b in others:
+            pt = _pair_point(res, ds, eps, a, b, f"{ds} ε={eps:g} vs {mechanism_label(b)}", check_ties, sel)
+            if pt is not None:
+                points.append(dataclasses.replace(pt, fair_margin=m))
     return points
 
 
@@ -193,18 +198,14 @@ def best_of_points(
     the existing ones (the lowest exact expected error, else the lowest mean error), compared as
     ``win_points`` compares two mechanisms."""
     points = []
-    for ds in res.datasets:
-        m = fair_margin(res.metric_of(ds), margin)
-        for eps in res.eps_values(ds):
-            if where is not None and not where(eps):
-                continue
-            a, b = _best(res, ds, eps, proposed), _best(res, ds, eps, existing)
-            if a is None or b is None:
-                continue
-            label = f"{ds} ε={eps:g}: best proposed {mechanism_label(a)} vs best existing {mechanism_label(b)}"
-            pt = _pair_point(res, ds, eps, a, b, label, check_ties, {})
-            if pt is not None:
-                points.append(dataclasses.replace(pt, fair_margin=m))
+    for ds, eps, m in _scope(res, where, margin):
+        a, b = _best(res, ds, eps, proposed), _best(res, ds, eps, existing)
+        if a is None or b is None:
+            continue
+        label = f"{ds} ε={eps:g}: best proposed {mechanism_label(a)} vs best existing {mechanism_label(b)}"
+        pt = _pair_point(res, ds, eps, a, b, label, check_ties, {})
+        if pt is not None:
+            points.append(dataclasses.replace(pt, fair_margin=m))
     return points
 
 
