@@ -13,7 +13,7 @@ It reads the claims table's columns as they are and, where a column is absent, f
 ``verdict_strict`` (the literal reading) to ``verdict``; ``statement`` ("experimental" / "theorem")
 to the claim's kind (closed-form on the paper's data = a statement of the paper); ``finding`` (one
 key per theorem finding) to the claim's words; ``counted`` to True; ``reconstructed`` to the
-declaration's ``reconstructed: true``; ``panels`` ("1 of 4 panels") to "". Every text from the
+declaration's ``reconstructed: true`` (a reconstructed claim is never counted); ``panels`` ("1 of 4 panels") to "". Every text from the
 tables, the config and the declarations is written as data (:func:`ldprepro.report.markup.markdown_text`).
 """
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ldprepro.claims.tables import headline_rows
+from ldprepro.claims.verdicts import VERDICTS as VERDICT_ORDER
 from ldprepro.report.markup import markdown_link as link
 from ldprepro.report.markup import markdown_text as cell
 from ldprepro.report.markup import markdown_text as text
 
-VERDICT_ORDER = ("holds", "does not hold", "inconclusive", "not testable")
 #: where the unavailable data sets and the way to get them are explained (relative to results/<paper>/)
 DATA_PAGE = "../../docs/data.md"
 #: at most this many characters of an unavailability reason on the card (the data page has the rest)
@@ -55,6 +56,9 @@ def normalised(claims: pd.DataFrame, declarations: dict[str, list[dict]] | None 
     decls = [_declaration(r.figure, r.claim, declarations or {}) for r in c.itertuples()]
     own = pd.Series([bool(d.get("reconstructed")) for d in decls], index=c.index, dtype=bool)
     c["reconstructed"] = (c["reconstructed"].fillna(False).astype(bool) | own) if "reconstructed" in c else own
+    c["counted"] = (
+        c["counted"].astype("boolean").fillna(True).astype(bool) & ~c["reconstructed"]
+    )  # a reconstructed claim never counts
     c["readings"] = ["; ".join(_readings(d)) for d in decls]
     for col in ("panels", "finding", "robustness", "scope", "evidence"):
         if col in c:
@@ -89,9 +93,8 @@ def _counts(verdicts: pd.Series) -> str:
 # the card's sections
 # ------------------------------------------------------------------------------------------------
 def _headline(c: pd.DataFrame) -> list[str]:
-    exp = c[(c["statement"] != "theorem") & ~c["reconstructed"] & c["counted"].astype(bool)]
-    paper = exp[exp["data_role"] == "paper"]
-    stand_in = exp[exp["data_role"] == "substitute"]
+    paper = headline_rows(c, "paper", "experimental")
+    stand_in = headline_rows(c, "substitute", "experimental")
     findings = _findings(c)
     errata = findings[findings["verdict_strict"] == "does not hold"]
     return [
