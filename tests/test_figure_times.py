@@ -1,6 +1,5 @@
 """timing/figure_times.py: per-figure sums of the jobs' own resources: log lines and the floor arithmetic."""
 
-import importlib.util
 import json
 import math
 import sys
@@ -9,9 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-spec = importlib.util.spec_from_file_location("figure_times", Path(__file__).parents[1] / "timing/figure_times.py")
-ft = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ft)
+from timing import bench_common, ipums_run, machine
+from timing import cpu_accounts as ca
+from timing import figure_times as ft
+from timing import papers_reps as pr
+from timing import readme_block as rb
+from timing import suite_time as st
+from timing import targets as tg
 
 
 def job_log(path: Path, s: float, cpu: float, rss: float, rule: str = "figure_job") -> None:
@@ -27,8 +30,8 @@ def job_log(path: Path, s: float, cpu: float, rss: float, rule: str = "figure_jo
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     # the floors' prices: a few repeats, not spread over seconds (what matters here is the bookkeeping)
-    monkeypatch.setattr(sys.modules["bench_common"], "PRICE_REPEATS", 3)
-    monkeypatch.setattr(sys.modules["bench_common"], "PRICE_PAUSE_S", 0.0)
+    monkeypatch.setattr(bench_common, "PRICE_REPEATS", 3)
+    monkeypatch.setattr(bench_common, "PRICE_PAUSE_S", 0.0)
     logs = tmp_path / "logs"
     job_log(logs / "hiera/fig2/synth_a__pm.log", 10.0, 8.0, 300.0)
     job_log(logs / "hiera/fig2/synth_a__hiera.log", 30.0, 20.0, 250.0)
@@ -139,11 +142,6 @@ def test_before_may_be_an_earlier_figure_times_json(run, tmp_path):
 
 
 def test_readme_performance_block_is_generated_from_the_json(tmp_path):
-    spec_rb = importlib.util.spec_from_file_location(
-        "readme_block", Path(__file__).parents[1] / "timing/readme_block.py"
-    )
-    rb = importlib.util.module_from_spec(spec_rb)
-    spec_rb.loader.exec_module(rb)
     results = {
         "meta": {"date": "2026-11-24T00:00", "n_mech": 1000},
         "mechanisms": [
@@ -247,7 +245,6 @@ def test_floor_counts_test_reps_sweeps_of_swept_mechanisms_and_sgd_variants():
 def test_every_job_logs_its_own_resources_at_exit(tmp_path):
     """jobsetup.start registers the exit line: a job that burns 0.3 s of CPU logs at least that."""
     import subprocess
-    import sys
 
     log = tmp_path / "job.log"
     script = (
@@ -267,25 +264,15 @@ def test_every_job_logs_its_own_resources_at_exit(tmp_path):
 def test_ipums_projection_scales_only_the_ipums_panels():
     """Jobs on IPUMS panels ran on a fraction of the users and are scaled up; the figures' other
     panels (synthetic families, Vehicle) ran at their paper size and are not."""
-    spec = importlib.util.spec_from_file_location("ipums_run", Path(__file__).parents[1] / "timing/ipums_run.py")
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = ipums_run
     assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=True) == pytest.approx(2.0 + 10.0 / 0.05)
     assert run.projected_cpu_s(12.0, 2.0, 0.05, scaled=False) == 12.0
     assert run.projected_cpu_s(1.5, 2.0, 0.05, scaled=True) == 2.0  # all start-up
 
 
-def _load_benchmark_module(name):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / f"timing/{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_targets_report_each_target_with_its_floor():
     """Met or not from the measured numbers; the every-figure floor prices each IPUMS SGD job at its
     panel's non-private reference (scaled by fits) and keeps the other jobs as projected."""
-    tg = _load_benchmark_module("targets")
     figures = {
         "cpus": 2,
         "totals": {"jobs": 3, "cpu_s": 600.0, "max_rss_mb": 900.0},
@@ -408,7 +395,6 @@ def test_targets_report_each_target_with_its_floor():
     assert "cost 26.3× it (more than with the mechanism" in missed["explanation"]
     assert "a read that alone costs 17.2× the floor: 10× is out of reach" in missed["explanation"]
     assert [t["target"] for t in tg.targets(results, None, None)][-1] == "peak memory ≤ 8 GiB per job"
-    rb = _load_benchmark_module("readme_block")
     text = rb.block({"mechanisms": []}, None, None, [mech, sgd])
     assert "**Targets**" in text and "1 of 2 met" in text and "(not met)" in text and "(met)" in text
     run = {
@@ -433,7 +419,6 @@ def test_targets_report_each_target_with_its_floor():
 def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_reference():
     """timing/sgd_pass.json's memory-against-cache ratios and BLAS reference enter the IPUMS target's
     arithmetic: the non-private reference scaled to the BLAS rate, the rest of the run as measured."""
-    tg = _load_benchmark_module("targets")
     sgd_pass = {
         "rows": [
             {"G": 2, "census_ns_per_row": 44.0, "cache_ns_per_row": 40.0, "ratio": 1.1},
@@ -453,7 +438,6 @@ def test_the_sgd_pass_measurement_prices_one_pass_for_all_settings_and_the_blas_
 
 
 def test_an_incomplete_ipums_run_never_meets_or_decides_the_every_figure_target():
-    tg = _load_benchmark_module("targets")
     figures = {"cpus": 2, "totals": {"jobs": 1, "cpu_s": 600.0, "max_rss_mb": 1.0}, "figures": []}
     job = {"job": "ipums_br__pm", "projected_cpu_s_full_size": 600.0, "fits": 250, "scaled": True}
     ipums = {
@@ -473,7 +457,6 @@ def test_one_run_of_the_whole_workflow_decides_the_every_figure_target():
     """ipums_run.py --everything: its one run's wall decides the row (no sum of two runs counting the
     shared jobs twice); a record that is not one complete run at the papers' sizes, or comes from
     another processor, is not used."""
-    tg = _load_benchmark_module("targets")
     machine = "x86_64, AMD EPYC (CPython 3.11.7, numpy 2.4.6)"
     figures = {
         "cpus": 2,
@@ -501,7 +484,7 @@ def test_one_run_of_the_whole_workflow_decides_the_every_figure_target():
     for meta in ({"collected": True}, {"fraction": 0.5}, {"machine": "x86_64, Intel Xeon (CPython)"}):
         other = {**whole, "meta": {**whole["meta"], **meta}}
         assert tg.every_figure_target(figures, ipums, everything=other)["met"], meta
-    rb = _load_benchmark_module("readme_block")  # the README's performance block says it too
+    # the README's performance block says it too
     whole["meta"]["measured_at"], whole["totals"]["cores"] = "2026-11-27T03:50:00+0000", 2
     text = rb.block({"mechanisms": []}, None, None, None, whole)
     assert "The whole workflow in one run" in text and "62.0 min wall, 122 min CPU on 2 cores" in text
@@ -511,7 +494,6 @@ def test_one_run_of_the_whole_workflow_decides_the_every_figure_target():
 def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path):
     """Issue 27.1: Snakemake's own CPU + every job's line + what lies outside them is the run's CPU;
     a job's fixed cost is its CPU up to ready(); the floors are priced per job where modelled."""
-    ca = _load_benchmark_module("cpu_accounts")
     logs = tmp_path / "logs"
     (logs / "dct" / "fig2").mkdir(parents=True)
     (logs / "report").mkdir()
@@ -554,8 +536,6 @@ def test_the_lremh_floor_counts_two_multiply_adds_per_user_and_candidate_per_em_
     results/lremh/<figure>/, keyed by the job's log name; the LASSO (0 iterations) adds nothing."""
     import pandas as pd
 
-    ca = _load_benchmark_module("cpu_accounts")
-
     def table(*estimates):  # (rep, n_users, candidates, iterations)
         rows = []
         for rep, n, m, t in estimates:
@@ -591,8 +571,6 @@ def test_the_benchmark_jobs_floor_is_their_recorded_draws(tmp_path):
     rows and other tasks count nothing; a (k, ε)-plane job counts every k of its distribution);
     job_floors prices them at the uniform rate."""
     import pandas as pd
-
-    ca = _load_benchmark_module("cpu_accounts")
 
     def rows(n_rows, users, k, theory=2):
         key = {"eps": 1.0, "n_users": users, "n_attributes": k, "mechanism": "pm"}
@@ -630,12 +608,10 @@ def test_the_benchmark_jobs_floor_is_their_recorded_draws(tmp_path):
 
 
 def test_the_suite_target_reads_pytests_summary_line(tmp_path):
-    st = _load_benchmark_module("suite_time")
     log = tmp_path / "ci.log"
     log.write_text("....\n=== 2,126 passed\n" + "2126 passed, 3 skipped, 1 warning in 543.21s (0:09:03)\n")
     rec = st.main(["--log", str(log), "--out", str(tmp_path / "suite.json")])
     assert (rec["passed"], rec["skipped"], rec["failed"], rec["pytest_seconds"]) == (2126, 3, 0, 543.21)
-    tg = _load_benchmark_module("targets")
     assert tg.suite_target(rec)["met"] and tg.suite_target(rec)["measured"].startswith("9.1 min, 543 s (2,126 passed")
     assert not tg.suite_target({**rec, "failed": 1})["met"]
     assert not tg.suite_target({**rec, "pytest_seconds": 601.0})["met"]
@@ -644,7 +620,7 @@ def test_the_suite_target_reads_pytests_summary_line(tmp_path):
 def test_timing_records_name_the_processor(tmp_path):
     """Records of different sessions may come from different processors of one machine kind: the
     timing scripts name it from /proc/cpuinfo's model name (else "unknown processor" or platform's)."""
-    machine = _load_benchmark_module("machine")
+
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14\nflags\t\t: fpu\n")
     assert machine.cpu_model(info) == "AMD EPYC 9R14"
@@ -657,9 +633,7 @@ def test_timing_records_name_the_processor(tmp_path):
 def test_ipums_record_names_its_machine_and_the_wall_of_one_run():
     """ipums_results.md says where it was measured and, for one complete run (not merged, not
     collected from logs), the wall time of all its figures."""
-    spec = importlib.util.spec_from_file_location("ipums_run", Path(__file__).parents[1] / "timing/ipums_run.py")
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    run = ipums_run
     job = {"job": "ipums_br__pm", "n_users": 10, "dims": 2, "s": 60.0, "cpu_time_s": 55.0, "max_rss_mb": 100.0}
     job |= {"fits": 1, "flops": 1.0, "random_numbers": 1.0, "projected_cpu_s_full_size": 55.0}
     record = {
@@ -689,7 +663,6 @@ def test_ipums_record_names_its_machine_and_the_wall_of_one_run():
 def test_the_ipums_figures_target_is_decided_by_one_measured_run():
     """Issue 27's own target: the figures with an IPUMS or WISDM panel, measured in one complete run
     at the papers' sizes, in ≤ 1 h wall; a merged, collected, partial or projected record decides nothing."""
-    tg = _load_benchmark_module("targets")
     job = {"job": "ipums_br__pm", "s": 60.0, "cpu_time_s": 55.0, "max_rss_mb": 100.0}
     ipums = {
         "meta": {"fraction": 1.0, "scale": "paper"},
@@ -728,7 +701,6 @@ def test_the_extra_repetitions_are_priced_from_the_compute_jobs_work(tmp_path):
     """papers_reps: a figure with test_reps / claim_reps above its paper's reps has its compute jobs'
     work (CPU after start-up, render jobs excluded) × (1 − reps/run_reps) priced; the offline target
     states it as a projection beside the measured run."""
-    pr = _load_benchmark_module("papers_reps")
     config = {
         "seed": 1,
         "hiera": {"fig2": {"reps": 100, "test_reps": 400}, "fig3": {"reps": 100}},
@@ -754,7 +726,6 @@ def test_the_extra_repetitions_are_priced_from_the_compute_jobs_work(tmp_path):
     assert priced["saved_cpu_s"] == 45.0 + 24.0
     text = pr.markdown(priced, 300.0, 2)
     assert "In all **69.0 s**" in text and "about 231.0 s CPU, at least 1.9 min on 2 cores (not measured)" in text
-    tg = _load_benchmark_module("targets")
     totals, figures = _offline_run(160.0, 300.0)
     plain = tg.offline_target({**figures, "accounts": {"totals": totals}})["explanation"]
     assert "papers' repetitions" not in plain
@@ -769,7 +740,6 @@ def test_the_papers_repetitions_overlay_and_its_measured_run(tmp_path):
     the run measured with it, and says the 5 minutes are met there only when they are."""
     import yaml
 
-    pr = _load_benchmark_module("papers_reps")
     config = {
         "seed": 1,
         "hiera": {"fig2": {"reps": 100, "test_reps": 400}, "fig3": {"reps": 100}},
@@ -783,7 +753,6 @@ def test_the_papers_repetitions_overlay_and_its_measured_run(tmp_path):
     src.write_text(yaml.safe_dump({"hiera": {"fig3": {"reps": 100}}}))
     with pytest.raises(SystemExit, match="nothing to write"):
         pr.main(["--config", str(src), "--overlay", str(out)])
-    tg = _load_benchmark_module("targets")
     totals, figures = _offline_run(340.0, 680.0)
     run = {"command": "snakemake --cores 2 --configfile x.yaml", "wall_s": 285.0, "snakemake_cpu_s": 3.0,
            "children_cpu_s": 555.0, "cores": 2, "note": "fresh clone at abc"}  # fmt: skip
@@ -801,7 +770,7 @@ def test_a_floor_price_is_the_minimum_over_repeats_spread_in_time():
     spell of the machine cannot cover them all), the smallest CPU time returned."""
     import time
 
-    bc = sys.modules["bench_common"]
+    bc = bench_common
     calls = []
     cpu = bc.min_cpu_spread(lambda: calls.append(time.perf_counter()), repeats=4, pause_s=0.02)
     assert len(calls) == 5 and 0.0 <= cpu < 0.01

@@ -1,17 +1,10 @@
 """timing/ipums_run.py: single-job runs (--jobs-only) accumulate in one jobs file per fraction."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-TIMING = Path(__file__).parents[1] / "timing"
-spec = importlib.util.spec_from_file_location("ipums_run", TIMING / "ipums_run.py")
-ir = importlib.util.module_from_spec(spec)
-sys.modules["ipums_run"] = ir
-spec.loader.exec_module(ir)
+from timing import ipums_run as ir
 
 
 def _run(fig, job, cpu, data=None, fraction=1.0):

@@ -1,26 +1,14 @@
 """timing/papers_reps_verdicts.py: the verdicts of the default run and of the run at the papers'
 repetitions, compared claim by claim, and the offline target's sentence about them."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-TIMING = Path(__file__).parents[1] / "timing"
-sys.path.insert(0, str(TIMING))  # targets.py imports papers_reps_verdicts from beside it
-
-
-def _module(name):
-    spec = importlib.util.spec_from_file_location(name, TIMING / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-prv = _module("papers_reps_verdicts")
+from timing import papers_reps_verdicts as prv
+from timing import targets as tg
 
 
 def claims_row(claim_id: int, claim: str, verdict: str, n_reps, mde, effect=1.1, lo=1.0, hi=1.2) -> dict:
@@ -132,7 +120,6 @@ def test_the_offline_target_states_the_verdicts_the_papers_repetitions_change(ru
     prv.main(["--default", str(runs[0]), "--papers", str(runs[1]), "--note", "at abc", "--out-dir", str(tmp_path)])
     report = json.loads((tmp_path / "papers_reps_verdicts.json").read_text())
     assert (tmp_path / "papers_reps_verdicts.md").read_text() == prv.markdown(report)
-    tg = _module("targets")
     figures = {"cpus": 2, "figures": [], "totals": {}}
     totals = {"run_wall_s": 340.0, "run_cpu_s": 680.0, "cores": 2, "jobs": 6, "load_before": 0.1,
               "fixed_cpu_s": 3.0, "snakemake_cpu_s": 1.0, "setup_cpu_s": 2.0, "outside_jobs_cpu_s": 0.0,

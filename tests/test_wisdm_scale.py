@@ -1,20 +1,12 @@
 """timing/wisdm_scale.py: SYNTHETIC records in the WISDM raw file's format are read by the real reader."""
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 from data_fixtures import wisdm_raw
 
 from ldprepro.data.readers import wisdm
 from ldprepro.data.table import finalise
-
-TIMING = Path(__file__).parents[1] / "timing"
-spec = importlib.util.spec_from_file_location("wisdm_scale", TIMING / "wisdm_scale.py")
-ws = importlib.util.module_from_spec(spec)
-sys.modules["wisdm_scale"] = ws
-spec.loader.exec_module(ws)
+from timing import wisdm_scale as ws
 
 #: A whole record as the raw file writes it (the about file's example, the fixture's first lines).
 ACTS = "|".join(wisdm.ACTIVITIES)

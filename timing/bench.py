@@ -1,7 +1,7 @@
 """Honest throughput benchmark of ldprepro (not a test): every figure a ratio to a reference
 measured in the same run, in CPU time.
 
-    PYTHONPATH=src .venv/bin/python timing/bench.py [--quick] [--out-dir timing]
+    .venv/bin/python -m timing.bench [--quick] [--out-dir timing]
 
 Rules: every timed callable (ours and the peer's) runs once untimed first (multi-freq-ldpy's numba
 compile is never timed); then the minimum over ≥ 5 repeats of CPU time (``time.process_time``)
@@ -29,7 +29,6 @@ import datetime as dt
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
@@ -41,11 +40,10 @@ from ldprepro.domain.mechanisms import MECHANISMS, exponential, get_mechanism, g
 from ldprepro.experiments.mean import GradedLaplaceEstimator, HierAEstimator, make_collector
 from ldprepro.pipeline.seeding import rng_for
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import SIZES, measure, pair, pin_allocator, slow_repeats  # noqa: E402  (beside this script)
-from bench_jobs import bench_jobs  # noqa: E402
-from bench_render import to_markdown  # noqa: E402
-from machine import cpu_model  # noqa: E402
+from .bench_common import SIZES, measure, pair, pin_allocator, slow_repeats
+from .bench_jobs import bench_jobs
+from .bench_render import to_markdown
+from .machine import cpu_model
 
 
 def _draws(name: str, params: dict, mech, n: int, rng):

@@ -95,30 +95,3 @@ def write_record(out_dir: Path, stem: str, record, markdown: str) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out_dir / f"{stem}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     atomic_write_text(out_dir / f"{stem}.md", markdown)
-
-
-def rows_script(argv, description: str, stem: str, rows, render, out_dir: Path, pin: bool = False) -> int:
-    """The command line of a timing script that measures a table of rows (``ss_samplers.py``,
-    ``binary_sums.py``): ``--out-dir`` (default ``out_dir``) and ``--repeats`` (default 5); the
-    record (when and where measured, the repeats, ``rows(repeats)``) goes to ``<stem>.json`` and its
-    ``render(record)`` to ``<stem>.md``, each written whole (temp file, then rename). ``pin``: run on
-    a pinned heap (:func:`pin_allocator`)."""
-    import argparse
-    from datetime import UTC, datetime
-
-    from machine import describe
-
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--out-dir", type=Path, default=out_dir)
-    ap.add_argument("--repeats", type=int, default=5)
-    args = ap.parse_args(argv)
-    if pin:
-        pin_allocator()
-    record = {
-        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": describe(),
-        "repeats": args.repeats,
-        "rows": rows(args.repeats),
-    }
-    write_record(args.out_dir, stem, record, render(record))
-    return 0

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from bench_common import SIZES, measure, pair, slow_repeats
-from bench_render import _fmt_s
 
 from ldprepro.domain.mechanisms import get_multidim
 from ldprepro.domain.sgd import group_collector, group_size, ldp_sgd, ldp_sgd_fits, take_rows
 from ldprepro.experiments.mean import HierAEstimator
 from ldprepro.pipeline.seeding import rng_for
+
+from .bench_common import SIZES, measure, pair, slow_repeats
+from .bench_render import _fmt_s
 
 
 def _vehicle_like(rng, n=43_695, d=100):

@@ -34,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_common import min_cpu_spread  # beside this module (timing/)
 
 from ldprepro.benchmark.naming import job_of_panel_id
 from ldprepro.pipeline.jobsetup import logged_resources
+
+from .bench_common import min_cpu_spread
 
 
 def read_job_logs(logs: Path) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """Per-figure cost of a pipeline run, beside its random-number floor (not a test).
 
-    PYTHONPATH=src python timing/figure_times.py [--logs logs] [--run RUN.json] [--before DIR|JSON]
+    .venv/bin/python -m timing.figure_times [--logs logs] [--run RUN.json] [--before DIR|JSON]
         [--config config.yaml] [--cards data/processed] [--out-dir timing]
 
 Reads the ``resources:`` line every job writes at the end of its log (``logs/<paper>/<fig>/...log``:
@@ -28,17 +28,18 @@ import itertools
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import papers_reps  # noqa: E402
-from bench_common import min_cpu_spread, pin_allocator  # noqa: E402
-from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module beside this one)
+from ldprepro.pipeline.jobsetup import logged_resources
+from ldprepro.pipeline.repetitions import repetitions_run
+
+from . import papers_reps
+from .bench_common import min_cpu_spread, pin_allocator
+from .cpu_accounts import (
     accounts,
     benchmark_draws,
     job_floors,
@@ -48,11 +49,8 @@ from cpu_accounts import (  # noqa: E402  (the run's CPU accounts: one module be
     seconds_per_matmul_multiply_add,
     seconds_per_multiply_add,
 )
-from cpu_accounts import markdown as cpu_accounts_markdown  # noqa: E402
-from machine import describe  # noqa: E402
-
-from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
-from ldprepro.pipeline.repetitions import repetitions_run  # noqa: E402
+from .cpu_accounts import markdown as cpu_accounts_markdown
+from .machine import describe
 
 
 def job_resources(log: Path) -> tuple[float, float, float] | None:

@@ -1,10 +1,10 @@
 """Run the IPUMS figures on SYNTHETIC IPUMS-format extracts (timing/ipums_scale.py) and record,
 per figure, wall time and peak memory beside the floor arithmetic (flops and random draws per job).
 
-    PYTHONPATH=src .venv/bin/python timing/ipums_run.py [--fraction 1] [--scale paper]
+    .venv/bin/python -m timing.ipums_run [--fraction 1] [--scale paper]
         [--figures hiera/fig1 ldpfl/fig8 ...] [--jobs-only DATASET MECHANISM] [--workdir DIR] [--cores 2]
-    PYTHONPATH=src .venv/bin/python timing/ipums_run.py --render [--out-dir DIR]   (markdown from the JSON)
-    PYTHONPATH=src .venv/bin/python timing/ipums_run.py --everything [--workdir DIR] [--cores 2]
+    .venv/bin/python -m timing.ipums_run --render [--out-dir DIR]   (markdown from the JSON)
+    .venv/bin/python -m timing.ipums_run --everything [--workdir DIR] [--cores 2]
         (one run of the whole workflow, IPUMS-sized panels included: ipums_everything.json / .md)
 
 WISDM panels run on SYNTHETIC records in the raw WISDM file's format at its size × the fraction
@@ -41,17 +41,16 @@ from pathlib import Path
 
 import yaml
 
+from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS
+from ldprepro.pipeline.shared_jobs import shared_sources
+
+from . import ipums_scale, wisdm_scale
+from .figure_times import job_floor, job_resources
+from .ipums_render import render
+from .machine import describe
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-import ipums_scale  # noqa: E402
-import wisdm_scale  # noqa: E402
-from figure_times import job_floor, job_resources  # noqa: E402  (one floor arithmetic and CPU source for both tools)
-from ipums_render import render  # noqa: E402  (ipums_run.render, as before)
-from machine import describe  # noqa: E402
-
-from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS  # noqa: E402
-from ldprepro.pipeline.shared_jobs import shared_sources  # noqa: E402
 
 IPUMS = {"ipums_br": "br", "ipums_mx": "mx", "ipums_us": "us"}
 #: Panels run on SYNTHETIC data scaled with --fraction: the IPUMS extracts and the WISDM raw file.

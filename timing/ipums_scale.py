@@ -1,6 +1,6 @@
 """SYNTHETIC microdata in the official IPUMS extract format, at the papers' sizes (not IPUMS data).
 
-    PYTHONPATH=src .venv/bin/python timing/ipums_scale.py OUT_DIR [--fraction 0.01] [--datasets br mx us]
+    .venv/bin/python -m timing.ipums_scale OUT_DIR [--fraction 0.01] [--datasets br mx us]
 
 Writes, per dataset, ``SYNTHETIC_<name>.dat.gz`` (fixed-width records, one person per line) and
 ``SYNTHETIC_<name>.xml`` (its DDI-Codebook 2.5, as IPUMS ships it: ``<var name dcml>`` with

@@ -12,7 +12,7 @@ Run as a script, it writes the config overlay that measures the same instead: ev
 ``test_reps``/``claim_reps`` set to its paper's ``reps`` (``snakemake --configfile config.yaml
 OVERLAY``; targets.py reads that run's record, ``run_papers_reps.json``, when there is one)::
 
-    python timing/papers_reps.py --overlay /tmp/papers_reps.yaml
+    .venv/bin/python -m timing.papers_reps --overlay /tmp/papers_reps.yaml
 """
 
 from __future__ import annotations

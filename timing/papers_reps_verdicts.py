@@ -15,7 +15,7 @@ Both runs must hold the same claims (the same figures, claim ids and texts); a d
 error naming the figure, since then the runs are not the same pipeline. Writes
 ``papers_reps_verdicts.json`` and ``.md``; targets.py reads the JSON into the offline target::
 
-    python timing/papers_reps_verdicts.py --default RUN/results --papers RUN2/results --note "..."
+    .venv/bin/python -m timing.papers_reps_verdicts --default RUN/results --papers RUN2/results --note "..."
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import math
 from pathlib import Path
 
 import pandas as pd
-from bench_common import write_record  # beside this module (timing/)
+
+from .bench_common import write_record
 
 HERE = Path(__file__).resolve().parent
 #: the columns of a claims table this comparison reads (ldprepro.claims.tables.write_claims)

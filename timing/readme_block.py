@@ -1,6 +1,6 @@
 """The README's performance block, generated from the benchmark outputs (not a test).
 
-    PYTHONPATH=src python timing/readme_block.py [--results timing/results.json]
+    .venv/bin/python -m timing.readme_block [--results timing/results.json]
         [--figures timing/figure_times.json] [--ipums timing/ipums_results.json]
         [--targets timing/targets.json] [--readme README.md]
 

@@ -1,6 +1,6 @@
 """Calibrate every rule's declared ``mem_mb`` / ``runtime`` on measured runs (issue 30).
 
-    PYTHONPATH=src python timing/resources_fit.py --run /tmp/paper/repo --run /tmp/smk/repo \
+    .venv/bin/python -m timing.resources_fit --run /tmp/paper/repo --run /tmp/smk/repo \
         [--ipums timing/ipums_results.json --ipums timing/ipums_jobs_fraction_1.json] [--no-dag]
 
 Reads, per run directory, every job log's last line ``resources: cpu_s=… wall_s=… max_rss_mb=…`` (written
@@ -28,26 +28,23 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import yaml
 
+from ldprepro.audit.subjects import FAMILIES as AUDIT_FAMILIES
+from ldprepro.benchmark.naming import job_of_panel_id, panel_id, plane_panels
+from ldprepro.pipeline import resources as R
+from ldprepro.pipeline.jobsetup import logged_resources
+from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS
+from ldprepro.pipeline.parse import experiment_params
+
+from .resources_dag import dag_family, dag_jobs, output_dataset, snakemake_rss_mb
+from .resources_report import cluster_block, render, splice
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(HERE))
-
-from resources_dag import dag_family, dag_jobs, output_dataset, snakemake_rss_mb  # noqa: E402
-from resources_report import cluster_block, render, splice  # noqa: E402
-
-from ldprepro.audit.subjects import FAMILIES as AUDIT_FAMILIES  # noqa: E402
-from ldprepro.benchmark.naming import job_of_panel_id, panel_id, plane_panels  # noqa: E402
-from ldprepro.pipeline import resources as R  # noqa: E402
-from ldprepro.pipeline.jobsetup import logged_resources  # noqa: E402
-from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS  # noqa: E402
-from ldprepro.pipeline.parse import experiment_params  # noqa: E402
 
 
 def figure_entry(config: dict, section: str, figure: str | None, scale: str) -> dict:
@@ -201,7 +198,7 @@ def read_run(run: Path, label: str):
 
 def ipums_cards(config: dict, card_check: list[Path]) -> dict:
     """(rows unknown, width) of the synthetic IPUMS datasets from timing/ipums_scale.py's variables."""
-    import ipums_scale
+    from . import ipums_scale
 
     widths = {}
     for ds, entry in config["datasets"].items():

@@ -1,6 +1,6 @@
 """Run the workflow with Snakemake inside this process and record where its CPU went (not a test).
 
-    PYTHONPATH=src python timing/run_workflow.py --out timing/run_paper.json [-- SNAKEMAKE ARGS]
+    .venv/bin/python -m timing.run_workflow --out timing/run_paper.json [-- SNAKEMAKE ARGS]
 
 Snakemake's own process (building the DAG, scheduling, checking files, writing each job's script) is
 this process, so ``getrusage(RUSAGE_SELF)`` at the end is its CPU exactly; ``RUSAGE_CHILDREN`` is the
@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402  (beside this script)
+from .machine import describe
 
 
 def _cpu(usage) -> float:

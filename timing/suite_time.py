@@ -1,6 +1,6 @@
 """The test suite's wall time, for the ≤ 10 min target of issue 27 (not a test).
 
-    python timing/suite_time.py [--log PYTEST_OUTPUT] [--out timing/suite.json]
+    .venv/bin/python -m timing.suite_time [--log PYTEST_OUTPUT] [--out timing/suite.json]
 
 Without ``--log`` it runs the README's test command's pytest part (``python -m pytest -q``, the
 dataset mirror from ``LDPREPRO_DATA_MIRROR`` or ../shared/datasets) in this checkout and times it;

@@ -1,11 +1,11 @@
 """The performance targets of issues 16 and 27, each met or not, with the floor arithmetic beside it (not a test).
 
-    python timing/targets.py [--results timing/results.json] [--figures timing/figure_times.json]
-        [--ipums timing/ipums_results.json] [--suite timing/suite.json] [--sgd-pass timing/sgd_pass.json]
+    .venv/bin/python -m timing.targets [--results timing/results.json] [--figures timing/figure_times.json]
+        [--ipums timing/ipums_results.json] [--suite timing/suite.json] [--sgd-pass timing/records/sgd_pass.json]
         [--out-dir timing]
 
 Reads the generated benchmark files (``bench.py``, ``figure_times.py``, ``ipums_run.py``,
-``suite_time.py``, ``sgd_pass.py``, ``run_workflow.py``'s runs, ``papers_reps_verdicts.py``) and
+``suite_time.py``, ``records/sgd_pass.json``, ``run_workflow.py``'s runs, ``papers_reps_verdicts.py``) and
 writes ``targets.json`` and ``targets.md``: per target the measured value, whether it is met, and,
 when it is not, the floor that explains the gap, computed from the same files. No number is typed
 by hand; a target whose input file is missing is reported as not measured.
@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import write_record  # noqa: E402
-from ipums_render import one_complete_run  # noqa: E402  (the one test of a complete run, beside this script)
-from papers_reps_verdicts import target_sentence as papers_reps_verdicts_sentence  # noqa: E402
+from .bench_common import write_record
+from .ipums_render import one_complete_run
+from .papers_reps_verdicts import target_sentence as papers_reps_verdicts_sentence
 
 HERE = Path(__file__).resolve().parent
 GIB_MB = 1024.0  # MB per GiB (the benchmark files give MB of 2^20 bytes)
@@ -201,8 +199,8 @@ def fixed_cost_target(figures: dict) -> dict:
 
 
 def sgd_pass_note(sgd_pass: dict | None, free: float, floor: float, cpus: int) -> str:
-    """What timing/sgd_pass.py measured of the pass every SGD setting makes over a fit's rows: how
-    much one pass for all settings could save (memory against cache), and the run with the
+    """What the one-off study timing/records/sgd_pass.md measured of the pass every SGD setting makes
+    over a fit's rows: how much one pass for all settings could save (memory against cache), and the run with the
     non-private reference at the BLAS rate of the unclipped gradient (its arithmetic reference)."""
     if not sgd_pass:
         return ""
@@ -215,7 +213,7 @@ def sgd_pass_note(sgd_pass: dict | None, free: float, floor: float, cpus: int) -
     clipped = f" (numpy's, with the clipping: {numpy_clipped:.1f})" if numpy_clipped else ""
     return (
         f". The pass each setting makes over a fit's rows costs {lo:.2f}–{hi:.2f}× as much per row from a "
-        f"census-size block as from a cache-resident one (timing/sgd_pass.md), so one pass for all of a fit's "
+        f"census-size block as from a cache-resident one (timing/records/sgd_pass.md), so one pass for all of a fit's "
         f"settings would save at most {100 * sgd_pass['fused_saving_at_most']:.0f} % of it; the same gradient "
         f"without its per-user clipping, by BLAS, costs {blas:.1f} ns per row against the compiled steps' "
         f"{ours:.1f}{clipped}: with the non-private reference at that unclipped rate, the run would still take "
@@ -462,7 +460,7 @@ def main(argv=None) -> None:
     ap.add_argument("--figures", default=HERE / "figure_times.json", type=Path)
     ap.add_argument("--ipums", default=HERE / "ipums_results.json", type=Path)
     ap.add_argument("--suite", default=HERE / "suite.json", type=Path)
-    ap.add_argument("--sgd-pass", default=HERE / "sgd_pass.json", type=Path)
+    ap.add_argument("--sgd-pass", default=HERE / "records" / "sgd_pass.json", type=Path)
     ap.add_argument("--everything", default=HERE / "ipums_everything.json", type=Path)
     ap.add_argument(
         "--papers-reps-run",

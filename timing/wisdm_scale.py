@@ -1,6 +1,6 @@
 """SYNTHETIC accelerometer records in the format of the WISDM v1.1 raw file, at its size (not WISDM data).
 
-    PYTHONPATH=src .venv/bin/python timing/wisdm_scale.py OUT_DIR [--fraction 0.01]
+    .venv/bin/python -m timing.wisdm_scale OUT_DIR [--fraction 0.01]
 
 Writes ``SYNTHETIC_WISDM_ar_latest.tar.gz``, a gzip'd tar holding
 ``SYNTHETIC_WISDM_ar_v1.1/WISDM_ar_v1.1_raw.txt`` (the member name the reader looks for, as in the

@@ -22,7 +22,7 @@ That is the law of S exactly (no approximation beyond the rounding of the compar
 per-user sampler). The undecided users of all blocks together number at most BLOCK_USERS × (max p −
 min p) on average, since the blocks' [a_j, b_j] do not overlap: at most BLOCK_USERS, whatever n is. A draw
 costs two binomial draws per block and a uniform per undecided user, against a uniform per user for
-the per-user sampler (measured in timing/binary_sums.md).
+the per-user sampler (measured in timing/records/binary_sums.md).
 
 On subsets: a block's k undecided users are drawn as k uniform indices into the block
 (``Generator.integers``), the later of two equal ones drawing again until all k differ. The procedure
@@ -39,7 +39,7 @@ import numpy as np
 #: Users per block. A constant (never tuned at run time): the random stream depends on it.
 BLOCK_USERS = 1024
 #: Callers draw a count by blocks from this many users on; below it one uniform per user is cheaper
-#: (timing/binary_sums.md: at Adult's 48,842 users the two cost about the same). A constant too.
+#: (timing/records/binary_sums.md: at Adult's 48,842 users the two cost about the same). A constant too.
 BLOCKS_FROM = 1 << 16
 
 

@@ -88,7 +88,7 @@ def keep_freed_memory() -> bool:
     Why: by default glibc maps each block over 32 MB afresh and unmaps it when freed, so a job
     that builds a large temporary per call (LREMH's likelihood matrix, an SGD fit's gathered rows)
     has the kernel fault in and zero every page of it every time: on LREMH's explicit EM that system
-    time was most of the job's CPU (measured by timing/allocator.py, timing/allocator.md). The
+    time was most of the job's CPU (a one-off study, recorded in timing/records/allocator.md). The
     job's results are the same bytes. What it frees is kept rather than returned to the system
     until it exits, so its resident memory does not shrink after a peak, and a freed block too
     small for the next request stays beside it (a job's peak RSS can rise; the job logs' peaks

@@ -26,7 +26,7 @@ a single user's report, by halving the alphabet:
 Cost per draw: about one binomial per (node, occupied need level, likely outcome), drawn one draw
 at a time; visiting the values one at a time (``SS._draw_joint``) costs a binomial per (value,
 occupied need level) but is vectorised over the draws. ``SS.tree_is_cheaper`` picks between them
-(measured: timing/ss_samplers.md). Memory: the state is O(draws × k), the scratch n + k + 2 entries.
+(measured: timing/records/ss_samplers.md). Memory: the state is O(draws × k), the scratch n + k + 2 entries.
 
 Hypergeometric weights are computed by the ratio of neighbouring terms from the mode outwards, as
 far as they stay above 10⁻²⁰ of the mode's (:data:`TAIL`): the omitted outcomes together weigh

@@ -160,7 +160,7 @@ class SS(FrequencyOracle):
 
     def tree_is_cheaper(self, draws: int) -> bool:
         """Whether :meth:`sample_support_counts` halves the alphabet (draws ≤ 2k) or visits the values
-        in order. Measured on the benchmark's shapes (timing/ss_samplers.md, CPU time): the visit in
+        in order. Measured on the benchmark's shapes (timing/records/ss_samplers.md, CPU time): the visit in
         order is cheaper at k = 41 with 2,000 draws (2.7×), k = 16 with 50 and k = 128 with 400 (1.2×);
         the halving at k = 64 with 50 draws (1.35×), k = 256–4,096 with 50 (3–5×) and k = 512 with 400
         (1.9×). The rule depends on k and the number of draws only, so a seed gives one result."""

@@ -46,7 +46,7 @@ EPOCHS_METRIC = "lasso_epochs"
 #: the fixed cost of one LASSO fit in operations [I]: scikit-learn's per-fit set-up (input checks,
 #: copies, the solver's start) takes about half a millisecond of CPU whatever the problem's size, which
 #: is 1–3 × 10⁶ of the explicit EM's counted operations at its measured CPU time per operation
-#: (timing/lremh_lasso_fixed.md, by timing/lremh_lasso_fixed.py: 2.6 × 10⁶ when written; a first probe
+#: (timing/records/lremh_lasso_fixed.md, a one-off study: 2.6 × 10⁶ when written; a first probe
 #: gave 1.2 × 10⁶). Declared, so that the cost stays a function of config and seed; only its order of
 #: magnitude is claimed. Without it the count ranked the LASSO-based methods cheaper than CPU time does.
 LASSO_FIXED_OPS = 2.0e6
