@@ -506,13 +506,18 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     (logs / "report" / "none.log").write_text("no resources line\n")
     jobs = ca.read_job_logs(logs)
     assert sorted(jobs["log"]) == ["dct/fig2/figure", "dct/fig2/synth__pm", "report/old"]
-    jobs["family"] = jobs["rule"].map(ca.rule_family)
-    assert set(jobs["family"]) == {"figure_job", "figure (render + claims)", "?"}
-    assert (
-        ca.rule_family("benchmark_job_frequency_plane__zipf")
-        == ca.rule_family("benchmark_job_mean_adult")
-        == "benchmark_job"
+    # the families the workflow sizes the jobs as (ldprepro.pipeline.resources.rule_family): a figure
+    # job's its kind's, a render rule's "render", a benchmark job's its task's
+    jobs["family"] = ca.job_families(jobs, {"dct": {"fig2": {"kind": "mean"}}})
+    assert set(jobs["family"]) == {"figure_job.mean", "render", "?"}
+    bench = pd.DataFrame(
+        {
+            "log": ["benchmark/frequency/plane__zipf", "benchmark/mean/adult", "x/fig1/synth"],
+            "rule": ["benchmark_job_frequency_plane__zipf", "benchmark_job_mean_adult", "panel_job_x_fig1"],
+        }
     )
+    families = ca.job_families(bench, {"papers": {"x": {"fig1": {"kind": "sgd"}}}})
+    assert families == ["benchmark_job.frequency", "benchmark_job.mean", "figure_job.sgd"]
     model = {"dct/fig2/synth__pm": {"fits": 0, "flops": 0.0, "random_numbers": 1e9}}
     jobs["floor_s"] = ca.job_floors(jobs, model.get, 2e-9, 1e-9, {}, 1e-10)
     run = {"snakemake_cpu_s": 4.0, "children_cpu_s": 20.0, "wall_s": 12.0, "cores": 2, "command": "snakemake"}
@@ -523,9 +528,9 @@ def test_cpu_accounts_add_up_to_the_run_and_split_fixed_cost_from_work(tmp_path)
     assert t["fixed_cpu_s"] == 4.0 + 2.3 + 5.0 and abs(t["fixed_share"] - 11.3 / 24.0) < 1e-12
     assert t["floor_s"] == 2.0 and t["floor_jobs_cpu_s"] == 10.0  # 1e9 uniforms at 2 ns
     by_family = {r["family"]: r for r in acc["rules"]}
-    assert by_family["figure_job"]["work_cpu_s"] == 9.2
+    assert by_family["figure_job.mean"]["work_cpu_s"] == 9.2
     text = "\n".join(ca.markdown(acc, 2e-9, 1e-9))
-    assert "**47.1% of the run's CPU**" in text and "| figure_job | 1 | 10.0 s | 0.8 s | 9.2 s |" in text
+    assert "**47.1% of the run's CPU**" in text and "| figure_job.mean | 1 | 10.0 s | 0.8 s | 9.2 s |" in text
     assert t["sys_cpu_s"] == 0.25 and t["jobs_with_sys"] == 1
     assert "0.2 s was the kernel's (system time" in text and "1 of 3 job logs report it" in text
 

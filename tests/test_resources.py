@@ -16,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from ldprepro.pipeline import resources as R
 
@@ -193,3 +194,89 @@ def test_an_out_of_memory_job_names_the_resource_and_how_to_raise_it():
     msg = memory_hint(smk, "panel_job_experiments_x1[dataset=synth_uniform]", MemoryError("Unable to allocate 9 GiB"))
     assert "mem_mb resource is 1100 MB" in msg and "--set-resources panel_job_experiments_x1:mem_mb=" in msg
     assert "profiles/slurm/config.yaml" in msg and "Unable to allocate 9 GiB" in msg
+
+
+def _rules_and_their_families():
+    """(file, rule name or the prefix of the rules a loop names, res(...)'s first argument or None) of
+    every rule of workflow/rules/*.smk, read from the rule files' text."""
+    out = []
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        text = smk.read_text()
+        starts = [(m.start(), m.group(1)) for m in re.finditer(r"^\s*rule(?: (\w+))?:\s*$", text, re.M)]
+        for (pos, name), (end, _) in zip(starts, [*starts[1:], (len(text), None)]):
+            block = text[pos:end]
+            name = name or re.search(r'name:\s*f"(\w+?_)\{', block).group(1)
+            call = re.search(r"\*\*res\(", block)
+            if call is None:
+                out.append((smk.name, name, None))
+                continue
+            rest = "\n".join(line.split("#")[0] for line in block[call.end() :].splitlines())
+            first = re.split(r"\s(?:entry|card|sized_by_input)=|\)\s*,?\s*\n", rest, maxsplit=1)[0]
+            out.append((smk.name, name, first.strip().rstrip(",").strip()))
+    return out
+
+
+def test_every_rule_is_sized_as_the_one_rule_to_family_table_says():
+    """Which family a rule's jobs are sized as lives in one place (resources.RULE_FAMILIES, and for the
+    shared experiment rules the kind's KindSpec.resource_family), which timing/ imports: each rule's
+    res(...) names that family, a rule without resources has none there, and the table names no rule
+    the workflow does not have."""
+    from ldprepro.experiments.kinds import KINDS
+
+    rules = _rules_and_their_families()
+    assert len(rules) > 20
+    tasks = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmark"]
+    for smk, name, arg in rules:
+        sample = name + "x" if name.endswith("_") else name
+        if arg is None:
+            assert R.rule_family(sample) is None and not R.runs_a_kind(sample), (smk, name)
+        elif "kind_family" in arg:
+            assert R.runs_a_kind(sample), (smk, name)
+            assert {R.rule_family(sample, spec.resource_family) for spec in KINDS.values()} <= set(R.SIZES)
+        elif arg == 'f"benchmark_job.{_task}"':
+            for task in ("mean", "frequency", "sgd"):
+                assert task in tasks and R.rule_family(f"{name}{task}_adult") == f"benchmark_job.{task}"
+        else:
+            assert arg == f'"{R.rule_family(sample)}"', (smk, name, arg)
+    named = {name for _, name, _ in rules}
+    assert set(R.RULE_FAMILIES) | set(R.KIND_RULES) <= named, "a table entry names no rule of the workflow"
+
+
+def test_every_family_is_sized_and_calibrated():
+    """Every family a rule or a kind names has its size/work predictors (resources.SIZES) and a
+    calibrated line (or a fallback's); an unknown family is refused by name."""
+    from ldprepro.experiments.kinds import KINDS
+
+    named = {f.replace(".*", ".mean") for f in R.RULE_FAMILIES.values()} | {k.resource_family for k in KINDS.values()}
+    assert named <= set(R.SIZES)
+    assert all(MODEL.line(family) is not None for family in R.SIZES)
+    with pytest.raises(ValueError, match="unknown resource family 'figure_job.nope'"):
+        R.job_sizes("figure_job.nope", {})
+
+
+@pytest.mark.parametrize(
+    "rule, kind_family, family",
+    [
+        ("data_fetch", None, "data_fetch"),
+        ("audit_families", None, "audit_family"),
+        ("audit", None, "render"),
+        ("ldpfl_fig1", None, "render"),
+        ("ldpfl_fig1_mechanism", None, "ldpfl_fig1_mechanism"),
+        ("figure_dct_fig2", None, "render"),
+        ("bshp_figure_fig4", None, "render"),
+        ("bshp_job_fig4", None, "bshp_job"),
+        ("benchmark_job_frequency_plane__zipf", None, "benchmark_job.frequency"),
+        ("benchmark_tables", None, "render"),
+        ("figure_job", "figure_job.sgd", "figure_job.sgd"),
+        ("panel_job_dct_fig2", "figure_job.mean", "figure_job.mean"),
+        ("figures_mean", None, None),
+        ("all", None, None),
+    ],
+)
+def test_a_rule_s_family_by_its_name(rule, kind_family, family):
+    assert R.rule_family(rule, kind_family) == family
+
+
+def test_a_kind_rule_s_family_needs_its_kind():
+    with pytest.raises(ValueError, match="'panel_job_dct_fig2' runs an experiment kind"):
+        R.rule_family("panel_job_dct_fig2")

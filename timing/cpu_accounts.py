@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ldprepro.benchmark.naming import job_of_panel_id
+from ldprepro.experiments.kinds import KINDS
+from ldprepro.pipeline import resources as R
 from ldprepro.pipeline.jobsetup import logged_resources
 
 from .bench_common import min_cpu_spread
@@ -286,24 +288,21 @@ def markdown(acc: dict, sec_per_draw: float, sec_per_madd: float, sec_per_mm_mad
     return lines + [""]
 
 
-def rule_family(rule: str) -> str:
-    """Rules made one per figure (``figure_dct_fig2``, ``claims_forest_bshp_fig4``, ``lremh_job_adult``)
-    grouped as one family (``figure_<paper>_<fig>`` → ``figure (render)``)."""
-    for prefix, family in (
-        ("claims_forest_", "claims_forest (caption + forest)"),
-        ("figure_", "figure (render + claims)"),
-        ("bshp_figure_", "figure (render + claims)"),
-        ("lremh_figure_", "figure (render + claims)"),
-        ("lremh_job_", "lremh_job"),
-    ):
-        if rule.startswith(prefix) and rule != "figure_job":
-            return family
-    if rule.startswith("panel_job_"):  # a figure's mechanisms on one dataset, in one job
-        return "figure_job"
-    if rule.startswith("bshp_job_"):  # a BSHP figure's methods on one city, in one job
-        return "bshp_job"
-    if rule in ("ldpfl_fig1", "ldpfl_fig4", "figures_not_available"):
-        return "figure (render + claims)"
-    if rule.startswith("benchmark_job_"):  # one task's panels on one dataset, in one job
-        return "benchmark_job"
-    return rule
+def job_families(jobs: pd.DataFrame, config: dict) -> list[str]:
+    """Each job's rule family, as the workflow sizes its jobs (ldprepro.pipeline.resources.rule_family;
+    a figure job's is its kind's, from its log's ``<paper>/<figure>`` in ``config``): the rules made
+    one per figure, dataset or task grouped (``figure_dct_fig2`` → ``render``). A rule that declares no
+    resources, a log from before the rule was logged (``?``) or a figure no longer in ``config`` is its
+    own group."""
+    out = []
+    for log, rule in zip(jobs["log"], jobs["rule"]):
+        family = None
+        if R.runs_a_kind(rule):
+            paper, figure = log.split("/")[:2]
+            section = config.get(paper) or (config.get("papers") or {}).get(paper) or {}
+            kind = (section.get(figure) or {}).get("kind") if isinstance(section, dict) else None
+            family = KINDS[kind].resource_family if kind in KINDS else None
+        else:
+            family = R.rule_family(rule)
+        out.append(family or rule)
+    return out

@@ -42,10 +42,10 @@ from .bench_common import min_cpu_spread, pin_allocator
 from .cpu_accounts import (
     accounts,
     benchmark_draws,
+    job_families,
     job_floors,
     lremh_em_multiply_adds,
     read_job_logs,
-    rule_family,
     seconds_per_matmul_multiply_add,
     seconds_per_multiply_add,
 )
@@ -418,7 +418,7 @@ def main(argv=None) -> dict:
     if not job_logs.empty:
         models = floor_models(config, args.cards)
         sec_madd, sec_mm = seconds_per_multiply_add(), seconds_per_matmul_multiply_add()
-        job_logs["family"] = job_logs["rule"].map(rule_family)
+        job_logs["family"] = job_families(job_logs, config)
         job_logs["floor_s"] = job_floors(
             job_logs,
             models.get,

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import yaml
 
+from ldprepro.experiments.kinds import KINDS
+from ldprepro.pipeline import resources as R
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -89,42 +92,19 @@ def dag_jobs() -> list[tuple[str, str]]:
 
 
 def dag_family(rule: str, output: str, config: dict) -> tuple[str, str] | None:
-    """(family, figure key) of a DAG job; None for target-only rules (no resources, run locally)."""
+    """(family, figure key) of a DAG job; None for target-only rules (no resources, run locally). The
+    family is the workflow's (ldprepro.pipeline.resources.rule_family; a figure job's is its kind's);
+    the figure key groups the jobs a measured job of the same figure can stand for."""
     parts = output.split("/")
-    if rule == "figure_job" or rule.startswith("panel_job_"):  # sized as its kind says (experiments.kinds)
-        from ldprepro.experiments.kinds import KINDS
-
-        kind = config[parts[1]][parts[2]]["kind"]
-        return KINDS[kind].resource_family, f"{parts[1]}/{parts[2]}"
-    if rule.startswith("benchmark_job_"):  # benchmark_job_<task>_<dataset>: every panel on the dataset
-        return f"benchmark_job.{parts[2]}", f"benchmark/{parts[2]}"
-    if rule == "audit_families":  # every audit family in one job
-        return "audit_family", "audit_family"
-    if rule.startswith("bshp_job_"):
-        return "bshp_job", f"bshp/{parts[2]}"
-    if rule.startswith("lremh_job_"):
-        return "lremh_job", "lremh/" + rule[len("lremh_job_") :]
-    if rule in (
-        "data_fetch",
-        "data_normalise",
-        "data_synthetic",
-        "data_ipums",
-        "ldpfl_fig1_mechanism",
-        "ldpfl_fig4",
-    ):
-        return rule, rule
-    if rule.startswith(("figure_", "bshp_figure_", "lremh_figure_")) or rule in (
-        "ldpfl_fig1",
-        "figures_not_available",
-        "audit",
-        "benchmark_tables",
-    ):
-        return "render", "render"
-    if rule in ("report_tables", "readme_figures", "data_cards", "report_claims") or rule.startswith(
-        ("claims_forest_", "caption")
-    ):
-        return "tables", "tables"
-    return None
+    kind_family = KINDS[config[parts[1]][parts[2]]["kind"]].resource_family if R.runs_a_kind(rule) else None
+    family = R.rule_family(rule, kind_family)
+    if family is None:
+        return None
+    if kind_family or family.startswith(("benchmark_job.", "bshp_job")):  # results/<paper or task>/<figure>/...
+        return family, f"{parts[1]}/{parts[2]}"
+    if family == "lremh_job":
+        return family, "lremh/" + rule[len("lremh_job_") :]
+    return family, family
 
 
 def output_dataset(rule: str, output: str) -> str:

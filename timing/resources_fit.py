@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -35,9 +34,9 @@ import yaml
 
 from ldprepro.audit.subjects import FAMILIES as AUDIT_FAMILIES
 from ldprepro.benchmark.naming import job_of_panel_id, panel_id, plane_panels
+from ldprepro.experiments.kinds import KINDS
 from ldprepro.pipeline import resources as R
 from ldprepro.pipeline.jobsetup import logged_resources
-from ldprepro.pipeline.mechanism_names import EXPERIMENT_PAPERS
 from ldprepro.pipeline.parse import experiment_params
 
 from .resources_dag import dag_family, dag_jobs, output_dataset, snakemake_rss_mb
@@ -61,37 +60,31 @@ def synthetic_entry(config: dict, dataset: str, scale: str) -> dict:
     return R.synthetic_entry(config["datasets"], dataset, scale)
 
 
-def classify(rel: str, config: dict, scale: str):
-    """(family, dataset or None, entry key, entry, card needed) of a job log path under logs/, or None."""
+def classify(rel: str, rule: str, config: dict, scale: str):
+    """(family, dataset or None, entry key, entry, card needed) of a job log path under logs/ and its
+    rule (the log's ``resources:`` line), or None for a rule that declares no resources. The family is
+    the one the workflow sizes the rule's jobs as (ldprepro.pipeline.resources.rule_family; a figure
+    job's is its kind's); the rest comes from the log's path and the run's config. A log from before
+    the rule was logged (``rule=?``) names no family: skipped."""
     parts = rel[:-4].split("/")
     head = parts[0]
-    if head in ("benchmarks", "unavailable"):
+    kind_family = None
+    if R.runs_a_kind(rule):
+        kind_family = KINDS[figure_entry(config, head, parts[1], scale)["kind"]].resource_family
+    fam = R.rule_family(rule, kind_family)
+    if fam is None:
         return None
-    if head == "data":
-        kind, ds = parts[1], parts[2]
-        fam = {
-            "fetch": "data_fetch",
-            "normalise": "data_normalise",
-            "synthetic": "data_synthetic",
-            "ipums": "data_ipums",
-        }
-        if kind == "synthetic":
-            return fam[kind], ds, f"data_synthetic:{ds}", synthetic_entry(config, ds, scale), False
-        return fam[kind], ds, None, None, False
-    if rel == "figures_not_available.log":  # the figures with nothing to compute here, drawn together
-        return "render", None, None, None, False
-    if head == "report" or rel == "readme_figures.log":
-        return "tables", None, None, None, False
-    if head == "audit":
-        if parts[1] == "table":
-            return "render", None, None, None, False
+    if fam == "data_synthetic":
+        return fam, parts[2], f"data_synthetic:{parts[2]}", synthetic_entry(config, parts[2], scale), False
+    if fam.startswith("data_"):
+        return fam, parts[2], None, None, False
+    if fam in ("render", "tables"):
+        return fam, None, None, None, False
+    if fam == "audit_family":  # one job for every family (audit.smk)
         entry = figure_entry(config, "audit", None, scale)
-        if parts[1] == "families":  # one job for every family (audit.smk)
-            entry["job_families"] = len(AUDIT_FAMILIES)  # ldprepro.audit.subjects.FAMILIES
-        return "audit_family", None, "audit", entry, False
+        entry["job_families"] = len(AUDIT_FAMILIES)  # ldprepro.audit.subjects.FAMILIES
+        return fam, None, "audit", entry, False
     if head == "benchmark":
-        if parts[1] == "tables":
-            return "render", None, None, None, False
         task, job = parts[1], parts[2]
         bench = config["benchmark"]
         entry = {k: v for k, v in bench[task].items() if k not in ("smoke", "panels")}
@@ -106,45 +99,29 @@ def classify(rel: str, config: dict, scale: str):
         job = job_of_panel_id(job)
         key = f"benchmark:{task}:{job}:{entry['job_panels']}"  # the entry differs by its panel count
         if job.startswith("plane__"):  # one distribution's synthetic (k, ε)-plane panels: no dataset, no card
-            return f"benchmark_job.{task}", None, key, entry, False
-        return f"benchmark_job.{task}", job, key, entry, True
+            return fam, None, key, entry, False
+        return fam, job, key, entry, True
     if head == "bshp":
-        if parts[2] == "figure":
-            return "render", None, None, None, False
         entry = figure_entry(config, "bshp", parts[1], scale)
         if "__" not in parts[2]:  # one job per (figure, city): every method of the figure
             entry = {**entry, "job_mechanisms": entry["methods"]}
-            return "bshp_job", parts[2], f"bshp:{parts[1]}:city", entry, True
-        return "bshp_job", parts[2].split("__")[0], f"bshp:{parts[1]}", entry, True
+            return fam, parts[2], f"bshp:{parts[1]}:city", entry, True
+        return fam, parts[2].split("__")[0], f"bshp:{parts[1]}", entry, True
     if head == "lremh":
-        if re.fullmatch(r"fig\d+", parts[1]):
-            return "render", None, None, None, False
         exp = experiment_params(config["lremh"], parts[1], scale)
-        return "lremh_job", exp["dataset"], f"lremh:{parts[1]}", exp, True
-    if head == "ldpfl" and parts[1] == "fig1":
-        if parts[2] == "figure":
-            return "render", None, None, None, False
+        return fam, exp["dataset"], f"lremh:{parts[1]}", exp, True
+    if fam == "ldpfl_fig1_mechanism":  # one job draws every mechanism's rows
         entry = figure_entry(config, "ldpfl", "fig1", scale)
-        if parts[2] == "mechanisms":  # one job draws every mechanism's rows
-            return (
-                "ldpfl_fig1_mechanism",
-                None,
-                "ldpfl:fig1:all",
-                {**entry, "job_mechanisms": entry["mechanisms"]},
-                False,
-            )
-        return "ldpfl_fig1_mechanism", None, "ldpfl:fig1", entry, False
-    if head == "ldpfl" and parts[1] == "fig4":
-        return "ldpfl_fig4", None, "ldpfl:fig4", figure_entry(config, "ldpfl", "fig4", scale), False
-    if head in EXPERIMENT_PAPERS and len(parts) == 3:
-        if parts[2] == "figure":
-            return "render", None, None, None, False
-        entry = figure_entry(config, head, parts[1], scale)
-        if "__" not in parts[2]:  # a panel job (every mechanism of the figure on one dataset)
-            entry = {**entry, "job_mechanisms": entry["mechanisms"]}
-            return f"figure_job.{entry['kind']}", parts[2], f"{head}:{parts[1]}:panel", entry, True
-        return f"figure_job.{entry['kind']}", parts[2].split("__")[0], f"{head}:{parts[1]}", entry, True
-    return None
+        if parts[2] == "mechanisms":
+            return fam, None, "ldpfl:fig1:all", {**entry, "job_mechanisms": entry["mechanisms"]}, False
+        return fam, None, "ldpfl:fig1", entry, False
+    if fam == "ldpfl_fig4":
+        return fam, None, "ldpfl:fig4", figure_entry(config, "ldpfl", "fig4", scale), False
+    entry = figure_entry(config, head, parts[1], scale)  # a figure job of a kind
+    if "__" not in parts[2]:  # a panel job (every mechanism of the figure on one dataset)
+        entry = {**entry, "job_mechanisms": entry["mechanisms"]}
+        return fam, parts[2], f"{head}:{parts[1]}:panel", entry, True
+    return fam, parts[2].split("__")[0], f"{head}:{parts[1]}", entry, True
 
 
 def raw_mb(run: Path, dataset: str) -> float:
@@ -161,7 +138,7 @@ def read_run(run: Path, label: str):
     for log in sorted((run / "logs").rglob("*.log")):
         rel = log.relative_to(run / "logs").as_posix()
         line = logged_resources(log.read_text(errors="replace"))
-        got = classify(rel, config, scale) if line else None
+        got = classify(rel, line["rule"], config, scale) if line else None
         if not got:
             continue
         fam, ds, key, entry, needs_card = got
@@ -230,12 +207,12 @@ def read_ipums(paths: list[Path], card_check: list[Path]):
         for fig in data["figures"]:
             paper, figure = fig["figure"].split("/")
             for j in fig["jobs"]:
-                if j["job"] == "figure":
-                    fam, ds, key, entry, card = "render", None, None, None, None
+                if j["job"] == "figure":  # the figure's render rule
+                    fam, ds, key, entry, card = R.rule_family(f"figure_{paper}_{figure}"), None, None, None, None
                 else:
                     ds = j["job"].split("__")[0]
                     entry = figure_entry(config, paper, figure, "paper")
-                    fam, key = f"figure_job.{entry['kind']}", f"{paper}:{figure}"
+                    fam, key = KINDS[entry["kind"]].resource_family, f"{paper}:{figure}"
                     if "__" not in j["job"]:  # a panel job: every mechanism of the figure
                         entry, key = {**entry, "job_mechanisms": entry["mechanisms"]}, f"{key}:panel"
                     card = (int(j["n_users"]), widths.get(ds, 1))

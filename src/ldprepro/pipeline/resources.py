@@ -1,7 +1,8 @@
 """Job resources that follow the data: each rule's ``mem_mb`` and ``runtime`` from what the job holds
 and does, calibrated on measured runs (issue 30).
 
-The model, per family of rules (``figure_job.sgd``, ``bshp_job``, ``render``, ...), is two straight lines:
+The model, per family of rules (:data:`SIZES`: ``figure_job.sgd``, ``bshp_job``, ``render``, ...; which
+rule is which family: :func:`rule_family`), is two straight lines:
 
     memory  (MB)  ≈ a_mem  + b_mem  × size   size = what the job holds (rows × one-hot width of its
                                               dataset, or the Monte-Carlo users of a data-free job)
@@ -136,62 +137,181 @@ def _sgd_fits(entry: dict) -> int:
     return fits
 
 
+def _mechanisms(entry: dict) -> int:
+    """Mechanisms a job runs one after another on the same data: a panel job's (``job_mechanisms``)
+    times a benchmark job's panels (``job_panels``)."""
+    return _count(entry.get("job_mechanisms", 1)) * _count(entry.get("job_panels", 1))
+
+
+def _mc_reps(entry: dict) -> int:
+    """Repetitions × swept sizes of a Monte-Carlo job: ``reps`` plus its claims' ``test_reps``."""
+    reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
+    return reps * _count(entry.get("sizes", entry.get("sweep", 1)))
+
+
+def _monte_carlo_sizes(entry, rows, width, users, input_mb):
+    """Mean or frequency estimation: users × ε count × repetitions × sweep × mechanisms."""
+    return rows * width, users * _count(entry.get("eps")) * _mc_reps(entry) * _mechanisms(entry)
+
+
+def _sgd_sizes(entry, rows, width, users, input_mb):
+    """LDP-SGD: users × one-hot width × fits × mechanisms."""
+    return rows * width, users * width * _sgd_fits(entry) * _mechanisms(entry)
+
+
+def _bshp_sizes(entry, rows, width, users, input_mb):
+    """One job per (figure, city) runs the figure's methods (``job_mechanisms``)."""
+    reps = _count(entry.get("reps", 1)) + _count(entry.get("claim_reps", 0))
+    methods = _count(entry.get("job_mechanisms", 1))
+    return rows * width, users * _count(entry.get("eps")) * _count(entry.get("ratios", 1)) * reps * methods
+
+
+def _lremh_sizes(entry, rows, width, users, input_mb):
+    sample = float(entry.get("sample_fraction", 1.0))
+    repeat = _count(entry.get("runs", 1)) * _count(entry.get("subsets", 1)) * _count(entry.get("f", 1))
+    return rows * width, int(rows * sample) * width * repeat * _count(entry.get("k", 1))
+
+
+def _worst_case_sizes(entry, rows, width, users, input_mb):
+    """One job draws every mechanism's rows (``job_mechanisms``)."""
+    n = _count(entry.get("mc_users", 1))
+    return n, n * _count(entry.get("mc_reps", 1)) * _count(entry.get("mc_eps", 1)) * _count(
+        entry.get("job_mechanisms", 1)
+    )
+
+
+def _ldpfl_fig4_sizes(entry, rows, width, users, input_mb):
+    n = _count(entry.get("users", 1))
+    return n, n * _count(entry.get("inputs", 1))
+
+
+def _audit_sizes(entry, rows, width, users, input_mb):
+    """One job audits every family (``job_families``)."""
+    n = _count(entry.get("trials", 1))
+    return n, n * _count(entry.get("eps", 1)) * _count(entry.get("job_families", 1))
+
+
+def _synthetic_sizes(entry, rows, width, users, input_mb):
+    n = _count(entry.get("size", 1))
+    return n, n
+
+
+def _input_sizes(entry, rows, width, users, input_mb):
+    return input_mb, input_mb
+
+
+def _constant_sizes(entry, rows, width, users, input_mb):
+    return 0, 0  # a constant: the measured envelope
+
+
+#: Every family of the model and its two predictors (module docstring): ``(entry, rows, width,
+#: users, input_mb) -> (size, work)``. A kind's jobs are sized as one of these
+#: (``ldprepro.experiments.kinds.KindSpec.resource_family``), every other rule's as :data:`RULE_FAMILIES` says.
+SIZES: dict[str, Callable] = {
+    "figure_job.mean": _monte_carlo_sizes,
+    "figure_job.sgd": _sgd_sizes,
+    "benchmark_job.mean": _monte_carlo_sizes,
+    "benchmark_job.frequency": _monte_carlo_sizes,
+    "benchmark_job.sgd": _sgd_sizes,
+    "bshp_job": _bshp_sizes,
+    "lremh_job": _lremh_sizes,
+    "ldpfl_fig1_mechanism": _worst_case_sizes,
+    "ldpfl_fig4": _ldpfl_fig4_sizes,
+    "audit_family": _audit_sizes,
+    "data_synthetic": _synthetic_sizes,
+    "data_normalise": _input_sizes,
+    "data_fetch": _input_sizes,
+    "data_ipums": _constant_sizes,
+    "render": _constant_sizes,
+    "tables": _constant_sizes,
+}
+#: The families whose jobs hold their repetitions' rows (:func:`repetitions_held`).
+HOLDS_REPETITIONS = ("figure_job.mean", "benchmark_job.mean")
+
+
 def job_sizes(family: str, entry: dict | None = None, card: tuple[int, int] | None = None, input_mb: float = 0.0):
-    """(size, work) of a job of ``family``: the model's two predictors (module docstring).
+    """(size, work) of a job of ``family`` (:data:`SIZES`): the model's two predictors.
 
     ``entry``: the job's config entry (the figure's, with the scale's overrides applied); ``card``:
     (rows, width) of its dataset (:func:`card_size`); ``input_mb``: its input files' size."""
+    if family not in SIZES:
+        raise ValueError(f"unknown resource family {family!r}; known: {', '.join(SIZES)}")
     entry = entry or {}
     rows, width = card or (0, 1)
-    base = family.split(".")[0]
-    users = _users(rows, entry)
-    if base in ("figure_job", "benchmark_job"):
-        kind = family.split(".")[1] if "." in family else entry.get("kind", "mean")
-        # a panel job runs several mechanisms one after another on the same data (``job_mechanisms``),
-        # a benchmark job every panel of its task on one dataset (``job_panels``)
-        mechanisms = _count(entry.get("job_mechanisms", 1)) * _count(entry.get("job_panels", 1))
-        if kind == "sgd":
-            return rows * width, users * width * _sgd_fits(entry) * mechanisms
-        reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
-        sweep = _count(entry.get("sizes", entry.get("sweep", 1)))
-        return rows * width, users * _count(entry.get("eps")) * reps * sweep * mechanisms
-    if base == "bshp_job":  # one job per (figure, city) runs the figure's methods (``job_mechanisms``)
-        reps = _count(entry.get("reps", 1)) + _count(entry.get("claim_reps", 0))
-        methods = _count(entry.get("job_mechanisms", 1))
-        return rows * width, users * _count(entry.get("eps")) * _count(entry.get("ratios", 1)) * reps * methods
-    if base == "lremh_job":
-        sample = float(entry.get("sample_fraction", 1.0))
-        repeat = _count(entry.get("runs", 1)) * _count(entry.get("subsets", 1)) * _count(entry.get("f", 1))
-        return rows * width, int(rows * sample) * width * repeat * _count(entry.get("k", 1))
-    if base == "ldpfl_fig1_mechanism":  # one job draws every mechanism's rows (``job_mechanisms``)
-        n = _count(entry.get("mc_users", 1))
-        mechanisms = _count(entry.get("job_mechanisms", 1))
-        return n, n * _count(entry.get("mc_reps", 1)) * _count(entry.get("mc_eps", 1)) * mechanisms
-    if base == "ldpfl_fig4":
-        n = _count(entry.get("users", 1))
-        return n, n * _count(entry.get("inputs", 1))
-    if base == "audit_family":  # one job audits every family (``job_families``)
-        n = _count(entry.get("trials", 1))
-        return n, n * _count(entry.get("eps", 1)) * _count(entry.get("job_families", 1))
-    if base == "data_synthetic":
-        n = _count(entry.get("size", 1))
-        return n, n
-    if base in ("data_normalise", "data_fetch"):
-        return input_mb, input_mb
-    return 0, 0  # render, tables, data_ipums: a constant (the measured envelope)
+    return SIZES[family](entry, rows, width, _users(rows, entry), input_mb)
 
 
 def repetitions_held(family: str, entry: dict | None = None) -> int:
     """Repetitions × ε × swept settings × mechanisms a mean-estimation job computes and holds (0 for
     the other families): the term of :data:`REP_BYTES` and :data:`REP_SECONDS`."""
-    entry = entry or {}
-    base, _, kind = family.partition(".")
-    if base not in ("figure_job", "benchmark_job") or (kind or entry.get("kind", "mean")) != "mean":
+    if family not in HOLDS_REPETITIONS:
         return 0
-    reps = _count(entry.get("reps", 1)) + _count(entry.get("test_reps", 0)) * bool(entry.get("test_reps"))
-    sweep = _count(entry.get("sizes", entry.get("sweep", 1)))
-    mechanisms = _count(entry.get("job_mechanisms", 1)) * _count(entry.get("job_panels", 1))
-    return reps * _count(entry.get("eps")) * sweep * mechanisms
+    entry = entry or {}
+    return _count(entry.get("eps")) * _mc_reps(entry) * _mechanisms(entry)
+
+
+# ------------------------------------------------------------------------------------------ rules
+#: The shared experiment rules (workflow/rules/experiments.smk; a name ending in "_" is a prefix):
+#: a job of one runs a figure of some kind and is sized as that kind's ``resource_family``
+#: (ldprepro.experiments.kinds.KindSpec). The one place that says so; :func:`rule_family` reads it.
+KIND_RULES = ("figure_job", "panel_job_")
+#: The family every other rule is sized as (a name ending in "_" is the prefix of the rules made one
+#: per figure, dataset or task; "benchmark_job.*": the family of the task the rule name continues
+#: with). Rules not named here declare no resources (targets and local rules). workflow/rules/*.smk
+#: declare the same family in each rule's ``res(...)`` (tests/test_resources.py checks they agree);
+#: timing/ (the calibration, the CPU accounts) reads it from here.
+RULE_FAMILIES: dict[str, str] = {
+    "data_fetch": "data_fetch",
+    "data_normalise": "data_normalise",
+    "data_synthetic": "data_synthetic",
+    "data_ipums": "data_ipums",
+    "audit_families": "audit_family",
+    "benchmark_job_": "benchmark_job.*",
+    "bshp_job_": "bshp_job",
+    "lremh_job_": "lremh_job",
+    "ldpfl_fig1_mechanism": "ldpfl_fig1_mechanism",
+    "ldpfl_fig4": "ldpfl_fig4",
+    "audit": "render",
+    "benchmark_tables": "render",
+    "figures_not_available": "render",
+    "ldpfl_fig1": "render",
+    "figure_": "render",
+    "bshp_figure_": "render",
+    "lremh_figure_": "render",
+    "report_tables": "tables",
+    "readme_figures": "tables",
+}
+
+
+def _named(rule: str, names) -> str | None:
+    """The entry of ``names`` that names ``rule``: itself, else the longest prefix (ending in "_")."""
+    if rule in names:
+        return rule
+    prefixes = [n for n in names if n.endswith("_") and rule.startswith(n)]
+    return max(prefixes, key=len) if prefixes else None
+
+
+def runs_a_kind(rule: str) -> bool:
+    """Whether ``rule`` is one of the shared experiment rules (:data:`KIND_RULES`)."""
+    return _named(rule, KIND_RULES) is not None
+
+
+def rule_family(rule: str, kind_family: str | None = None) -> str | None:
+    """The family a job of ``rule`` is sized as, or None for a rule that declares no resources.
+
+    A job of a kind's rule (:data:`KIND_RULES`) is sized as its figure's kind says: pass
+    ``kind_family`` (``KINDS[kind].resource_family``); every other rule as :data:`RULE_FAMILIES`."""
+    if runs_a_kind(rule):
+        if kind_family is None:
+            raise ValueError(f"rule {rule!r} runs an experiment kind: its family is the kind's resource_family")
+        return kind_family
+    name = _named(rule, RULE_FAMILIES)
+    if name is None:
+        return None
+    family = RULE_FAMILIES[name]
+    if family.endswith(".*"):  # benchmark_job_<task>_<dataset>: the task's family
+        family = family[:-1] + rule[len(name) :].split("_")[0]
+    return family
 
 
 def synthetic_entry(datasets: dict, name: str, scale: str) -> dict:
