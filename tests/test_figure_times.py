@@ -720,22 +720,24 @@ def test_the_extra_repetitions_are_priced_from_the_compute_jobs_work(tmp_path):
             {"log": "hiera/fig2/synth_a", "rule": "panel_job_hiera_fig2", "cpu_s": 40.5, "setup_cpu_s": 0.5},
             {"log": "hiera/fig2/synth_b", "rule": "panel_job_hiera_fig2", "cpu_s": 20.5, "setup_cpu_s": 0.5},
             {"log": "hiera/fig2/figure", "rule": "figure_hiera_fig2", "cpu_s": 4.0, "setup_cpu_s": 0.8},
+            # a job of one mechanism (a dataset marked one_job_per_mechanism) computes too
+            {"log": "hiera/fig2/synth_c__pm", "rule": "figure_job", "cpu_s": 6.5, "setup_cpu_s": 0.5},
             {"log": "hiera/fig3/synth_a", "rule": "panel_job_hiera_fig3", "cpu_s": 9.0, "setup_cpu_s": 0.5},
             {"log": "bshp/fig4/sf", "rule": "bshp_job_fig4", "cpu_s": 25.4, "setup_cpu_s": 0.4},
         ]
     )
     priced = pr.price(config, logs)
     by = {r["figure"]: r for r in priced["figures"]}
-    assert by["fig2"]["jobs"] == 2 and by["fig2"]["work_cpu_s"] == 60.0 and by["fig2"]["extra_cpu_s"] == 45.0
+    assert by["fig2"]["jobs"] == 3 and by["fig2"]["work_cpu_s"] == 66.0 and by["fig2"]["extra_cpu_s"] == 49.5
     assert by["fig4"]["extra_cpu_s"] == 25.0 * (1 - 20 / 500)
-    assert priced["saved_cpu_s"] == 45.0 + 24.0
+    assert priced["saved_cpu_s"] == 49.5 + 24.0
     text = pr.markdown(priced, 300.0, 2)
-    assert "In all **69.0 s**" in text and "about 231.0 s CPU, at least 1.9 min on 2 cores (not measured)" in text
+    assert "In all **73.5 s**" in text and "about 226.5 s CPU, at least 1.9 min on 2 cores (not measured)" in text
     totals, figures = _offline_run(160.0, 300.0)
     plain = tg.offline_target({**figures, "accounts": {"totals": totals}})["explanation"]
     assert "papers' repetitions" not in plain
     note = tg.offline_target({**figures, "accounts": {"totals": totals, "extra_repetitions": priced}})["explanation"]
-    assert note.startswith(plain) and "1.1 min CPU is the repetitions beyond the papers'" in note
+    assert note.startswith(plain) and "1.2 min CPU is the repetitions beyond the papers'" in note
     assert "(hiera fig2, bshp fig4: `test_reps`/`claim_reps`)" in note and "at least 1.9 min on 2 cores" in note
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ldprepro.pipeline import resources as R
 from ldprepro.pipeline.repetitions import extra_key, repetitions_run
 
 
@@ -51,6 +52,12 @@ def extra_repetitions(config: dict) -> list[dict]:
     return out
 
 
+def computes(rule: str) -> bool:
+    """Whether a rule's jobs compute (a kind's figure jobs, BSHP's city jobs, ...), by the family the
+    workflow sizes them as (ldprepro.pipeline.resources.rule_family): not a render or table rule."""
+    return R.runs_a_kind(rule) or R.rule_family(rule) not in (None, "render", "tables")
+
+
 def price(config: dict, job_logs: pd.DataFrame) -> dict:
     """The extra repetitions' CPU in one run: per figure, its compute jobs (logs under
     ``<paper>/<figure>/`` whose rule is not a render rule), their work and the part of it the extra
@@ -58,7 +65,7 @@ def price(config: dict, job_logs: pd.DataFrame) -> dict:
     rows = []
     for fig in extra_repetitions(config):
         prefix = f"{fig['paper']}/{fig['figure']}/"
-        jobs = job_logs[job_logs["log"].str.startswith(prefix) & ~job_logs["rule"].str.contains("figure")]
+        jobs = job_logs[job_logs["log"].str.startswith(prefix) & job_logs["rule"].map(computes)]
         if jobs.empty:
             continue
         work = float((jobs["cpu_s"] - jobs["setup_cpu_s"].fillna(0.0)).sum())
