@@ -55,7 +55,8 @@ class KindSpec:
     #: the calibrated resource family its jobs are sized as (ldprepro.pipeline.resources)
     resource_family: str
     #: what its ``mechanisms`` are: ``mechanisms`` (registered 1-D mechanisms, checked by
-    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles)
+    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles), ``methods`` (a paper
+    #: kind's own estimators, checked by its schema: paper 004's EM, LASSO, LREMH)
     names: str
     #: a panel with this key needs no dataset (synthetic counts, a mechanism's worst-case input)
     data_free_key: str | None
@@ -183,7 +184,7 @@ PAPER_KINDS: dict[str, KindSpec] = {
 
 
 def kind_names() -> tuple[str, ...]:
-    """The registered kinds, in registry order."""
+    """The kinds a figure entry may name (:data:`KINDS`, not the paper kinds), in registry order."""
     return tuple(KINDS)
 
 
