@@ -22,10 +22,10 @@ SCRIPTS = ROOT / "workflow" / "scripts"
 EVERY_JOB = ("sklearn", "numba")
 #: the most numerous compute jobs (90, 27, 18 and 8 at paper scale): no plotting, no claim engine,
 #: no report, no scipy (the claim engine's scipy.stats alone is ~1 s of CPU)
-COMPUTE = ("experiment_job.py", "bshp_job.py", "benchmark_job.py", "ldpfl_fig1_mechanism.py")
+COMPUTE = ("experiment_job.py", "bshp_job.py", "benchmark_job.py")
 NOT_IN_COMPUTE = ("matplotlib", "ldprepro.claims", "ldprepro.report", "scipy")
 #: rendering jobs (one per figure): no compiled samplers
-RENDER = ("experiment_figure.py", "bshp_figure.py", "lremh_figure.py")
+RENDER = ("experiment_figure.py", "bshp_figure.py")
 
 
 def startup_imports(script: Path) -> list[str]:
@@ -76,6 +76,19 @@ def test_every_job_script_ends_with_done():
 def test_compute_jobs_load_no_plotting_claims_or_unneeded_libraries(name):
     modules = loaded_modules(SCRIPTS / name)
     assert _hits(modules, EVERY_JOB + NOT_IN_COMPUTE) == []
+
+
+def test_a_paper_kind_s_compute_job_loads_no_plotting_or_claims(tmp_path):
+    """ldpfl Fig. 1's job runs experiment_job.py with its kind's module loaded by name before ready()
+    (ldprepro.experiments.kinds.PAPER_KINDS, shape mechanisms): the same rule as a compute script's."""
+    from ldprepro.experiments.kinds import PAPER_KINDS
+
+    for spec in PAPER_KINDS.values():
+        if spec.shape != "mechanisms":
+            continue
+        probe = tmp_path / f"{spec.name}_job.py"
+        probe.write_text(f"import {spec.module}\nready()\n", encoding="utf-8")
+        assert _hits(loaded_modules(probe), EVERY_JOB + NOT_IN_COMPUTE) == [], spec.name
 
 
 @pytest.mark.parametrize("name", RENDER)

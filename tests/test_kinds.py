@@ -73,6 +73,69 @@ def test_a_job_s_code_fingerprint_covers_every_kind_s_module():
         assert str(REPO / "src/ldprepro/experiments/mean_figures.py") in files  # and what a kind imports
 
 
+#: what a paper kind's module runs, by its job shape (ldprepro.experiments.kinds.SHAPES)
+SHAPE_FUNCTIONS = {
+    "mechanisms": ("run_job", "grid", "render"),
+    "in_render": ("render",),
+    "experiment": ("run_experiment", "render"),
+}
+
+
+def test_every_paper_kind_is_bound_to_its_config_with_its_shape_and_rule_names():
+    """ldpfl Figs. 1 and 4 and paper 004 are kinds bound to their paper's config (their rules come from
+    the shared template, experiments.smk): each names a shape, its config key's schema, the functions
+    its shape runs, and rule names that format to the names the workflow has always used."""
+    schema = load_yaml(SCHEMA.read_text(encoding="utf-8"))
+    assert set(kinds.PAPER_KINDS).isdisjoint(kinds.kind_names())  # a figure entry cannot name them
+    for name, spec in kinds.PAPER_KINDS.items():
+        assert kinds.get_kind(name) is spec and spec.shape in kinds.SHAPES, name
+        node = schema
+        for part in spec.schema.split("/"):
+            node = node[part]
+        assert node["type"] == "object", name
+        module = kinds.load(name)
+        assert all(callable(getattr(module, f, None)) for f in SHAPE_FUNCTIONS[spec.shape]), name
+    named = {name: (spec.job_rule, spec.render_rule) for name, spec in kinds.PAPER_KINDS.items()}
+    fmt = lambda rule, **names: rule and rule.format(**names)  # noqa: E731
+    assert [fmt(r, paper="ldpfl", figure="fig1") for r in named["variance_curve"]] == [
+        "ldpfl_fig1_mechanism",
+        "ldpfl_fig1",
+    ]
+    assert [fmt(r, paper="ldpfl", figure="fig4") for r in named["output_density"]] == [None, "ldpfl_fig4"]
+    assert [fmt(r, paper="lremh", figure="fig2", experiment="adult") for r in named["joint_distribution"]] == [
+        "lremh_job_adult",
+        "lremh_figure_fig2",
+    ]
+
+
+def test_a_paper_kind_s_module_is_in_its_rules_code_fingerprint():
+    """The scripts load a paper kind's module by name; its rules' ``code`` param adds the module's own
+    fingerprint (parse.module_hash), which changes with the module or what it imports."""
+    from ldprepro.pipeline.parse import code_files, module_hash
+
+    for spec in kinds.PAPER_KINDS.values():
+        path = REPO / "src" / (spec.module.replace(".", "/") + ".py")
+        assert path.is_file() and len(module_hash(spec.module)) == 16, spec.name
+    assert REPO / "src/ldprepro/papers/ldpfl/mechanism_figures.py" in code_files(
+        REPO / "src/ldprepro/papers/ldpfl/variance_curve.py"
+    )
+    assert module_hash("ldprepro.papers.ldpfl.variance_curve") != module_hash("ldprepro.papers.ldpfl.output_density")
+    with pytest.raises(ValueError, match="ldprepro.papers.nowhere"):
+        module_hash("ldprepro.papers.nowhere")
+
+
+def test_the_variance_curve_job_covers_its_grid_and_a_short_one_is_named():
+    """ldpfl Fig. 1's job rows (kind variance_curve) cover the grid its render checks: the closed form on
+    every ε of eps_grid, mc_reps Monte-Carlo rows at each mc_eps; a missing repetition is named."""
+    module = kinds.load("variance_curve")
+    fig = {"eps_grid": {"start": 0.5, "stop": 1.5, "step": 0.25}, "mc_eps": [1.0], "mc_users": 50, "mc_reps": 3}
+    rows = tidy_frame(module.run_job(fig, {}, "pm", None, None, 7, "ldpfl", "fig1", lambda *a: None))
+    assert sorted(rows.loc[rows["dataset"] == "analytic", "eps"]) == [0.5, 0.75, 1.0, 1.25, 1.5]
+    assert grid_problems(rows, Path("pm.parquet"), module.grid(fig)) == []
+    short = rows[~((rows["dataset"] == "monte_carlo") & (rows["rep"] == 2))]
+    assert grid_problems(short, Path("pm.parquet"), module.grid(fig)) != []
+
+
 def test_the_parse_time_oracle_list_is_the_domain_s():
     from ldprepro.domain.frequency import EPS_ORACLES
 

@@ -1,7 +1,7 @@
 """Paper 004's verdicts are reproducible on rerun (issue 26): both LREMH experiments, run twice at
 smoke scale with the same seed through the job's and the figure's code (``run_experiment`` →
-``write_job_results`` → ``figure_tables`` → ``write_claims``, as workflow/scripts/lremh_job.py and
-lremh_figure.py call them), give identical claims tables and byte-identical per-point evidence
+``write_job_results`` → ``figure_tables`` → ``write_claims``, as the kind joint_distribution's
+run_experiment and render call them, ldprepro.papers.lremh.kind), give identical claims tables and byte-identical per-point evidence
 (``claim_points.parquet``) for Figs. 1–4, although the CPU times they measure differ between the runs. With the efficiency claims decided on measured time, the
 effects and p-values of Figs. 1–2's rows changed from one run to the next.
 

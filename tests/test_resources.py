@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from ldprepro.experiments.kinds import PAPER_KINDS
 from ldprepro.pipeline import resources as R
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,7 +131,9 @@ def test_rules_size_compute_jobs_by_their_card():
     # the experiment rules size a job by its kind's family (ldprepro.experiments.kinds: kind_family)
     for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
         assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
-    assert 'res("lremh_job", entry=_exp, card="card")' in rules["lremh"]
+    # paper 004's experiment jobs (kinds.PAPER_KINDS["joint_distribution"]): its family, sized by the card
+    assert 'res(_spec.resource_family, entry=_exp, card="card")' in rules["experiments"]
+    assert PAPER_KINDS["joint_distribution"].resource_family == "lremh_job"
     assert "sized_by_input=True" in rules["data"]
 
 

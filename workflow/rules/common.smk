@@ -11,6 +11,7 @@ from ldprepro.claims.declarations import validate as validate_claims
 from ldprepro.data.availability import decide as decide_availability
 from ldprepro.experiments.kinds import (
     KINDS,
+    PAPER_KINDS,
     entry_problems as kind_entry_problems,
     kind_names,
     needs_data as kind_needs_data,
@@ -23,7 +24,10 @@ from ldprepro.pipeline.parse import (
     code_hash,
     compute_params,
     declarations_hash,
+    experiment_outputs,
+    experiment_params,
     lock_hint,
+    module_hash,
     run_products,
     stop_line,
     summary_lines,
@@ -162,6 +166,13 @@ def code(script, plugins=True):
     (nor delete a raw download when the rerun fails)."""
     own = code_hash(Path(workflow.basedir) / "workflow" / "scripts" / script)
     return f"{own}+plugins:{PLUGINS_HASH}" if PLUGINS_HASH and plugins else own
+
+
+def kind_code(script, spec):
+    """code(script) and the fingerprint of a paper kind's module (ldprepro.experiments.kinds.PAPER_KINDS),
+    which the script loads by name (code_hash follows import statements only): editing the kind's
+    computation reruns its jobs."""
+    return f"{code(script)}+kind:{module_hash(spec.module)}"
 
 
 def register_figure(paper, figure, title, panels=(), unavailable=None):

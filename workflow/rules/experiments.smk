@@ -10,6 +10,118 @@
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
 # Panels whose dataset cannot be obtained here are drawn as "not available: <reason>"; the figures
 # with no panel left to compute are drawn together, by rule figures_not_available.
+
+# Kinds bound to one paper's config entry, with their own job shape (ldprepro.experiments.kinds.PAPER_KINDS;
+# the rule names are the kind's job_rule and render_rule):
+#   shape mechanisms (ldpfl Fig. 1): one data-free job writes results/<paper>/<figN>/<mechanism>.parquet
+#     for every mechanism (experiment_job.py: the kind's run_job); the render (experiment_figure.py: the
+#     kind's render) writes summary.parquet, claims.parquet and figures/<paper>/<figN>.png, .svg
+#   shape in_render (ldpfl Fig. 4): one job computes results/<paper>/<figN>/<mechanism>.parquet, decides
+#     its claims and draws it (experiment_figure.py: the kind's render)
+PAPER_KIND_FIGURES = {}  # (paper, figure) -> (its kind, its entry with the scale's overrides applied)
+for _spec in PAPER_KINDS.values():
+    _paper, _, _fig = _spec.config_key.partition(".")
+    if _spec.shape in ("mechanisms", "in_render") and _fig in config.get(_paper, {}):
+        PAPER_KIND_FIGURES[(_paper, _fig)] = (_spec, figure_params(_paper, _fig))
+
+for (_paper, _fig), (_spec, _entry) in PAPER_KIND_FIGURES.items():
+    ALL_TARGETS.extend([f"figures/{_paper}/{_fig}.png", f"figures/{_paper}/{_fig}.svg"])
+    register_figure(_paper, _fig, _entry.get("title", _spec.title))
+    if _spec.shape == "mechanisms":
+
+        rule:
+            name:
+                _spec.job_rule.format(paper=_paper, figure=_fig)
+            output:
+                # in the order of params.mechanisms
+                [f"results/{_paper}/{_fig}/{m}.parquet" for m in _entry["mechanisms"]],
+            log:
+                f"logs/{_paper}/{_fig}/mechanisms.log",
+            group:
+                f"{_paper}_{_fig}"
+            conda:
+                "../../envs/ldprepro.yaml"
+            threads: 1
+            resources:
+                **res(_spec.resource_family, entry={**_entry, "job_mechanisms": _entry["mechanisms"]}),
+            params:
+                kind=_spec.name,
+                fig=compute_params(_entry),
+                panel={},
+                paper=_paper,
+                figure=_fig,
+                mechanisms=_entry["mechanisms"],
+                shared={},
+                split_of=None,
+                seed=config["seed"],
+                code=kind_code("experiment_job.py", _spec),
+            script:
+                "../scripts/experiment_job.py"
+
+        rule:
+            name:
+                _spec.render_rule.format(paper=_paper, figure=_fig)
+            input:
+                **figure_report_inputs(_paper, _fig),
+                jobs=[f"results/{_paper}/{_fig}/{m}.parquet" for m in _entry["mechanisms"]],
+            output:
+                **experiment_figure_outputs(_paper, _fig),
+            log:
+                f"logs/{_paper}/{_fig}/figure.log",
+            group:
+                f"{_paper}_{_fig}"
+            conda:
+                "../../envs/ldprepro.yaml"
+            threads: 1
+            resources:
+                **res("render"),
+            params:
+                **figure_report_params(_paper, _fig),
+                kind=_spec.name,
+                paper=_paper,
+                figure=_fig,
+                fig=_entry,
+                code=kind_code("experiment_figure.py", _spec),
+                declarations=declarations(_paper, _fig),
+            script:
+                "../scripts/experiment_figure.py"
+
+    else:
+
+        rule:
+            name:
+                _spec.render_rule.format(paper=_paper, figure=_fig)
+            input:
+                **figure_report_inputs(_paper, _fig),
+            output:
+                **figure_report_outputs(_paper, _fig),
+                results=f"results/{_paper}/{_fig}/{_entry['mechanism']}.parquet",
+                claims=f"results/{_paper}/{_fig}/claims.parquet",
+                claim_points=f"results/{_paper}/{_fig}/claim_points.parquet",
+                png=report_if_built(
+                    f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig), category=_paper
+                ),
+                svg=f"figures/{_paper}/{_fig}.svg",
+            log:
+                f"logs/{_paper}/{_fig}/figure.log",
+            conda:
+                "../../envs/ldprepro.yaml"
+            threads: 1
+            resources:
+                **res(_spec.resource_family, entry=_entry),
+            params:
+                **figure_report_params(_paper, _fig),
+                kind=_spec.name,
+                paper=_paper,
+                figure=_fig,
+                fig=_entry,
+                seed=config["seed"],
+                code=kind_code("experiment_figure.py", _spec),
+                declarations=declarations(_paper, _fig),
+            script:
+                "../scripts/experiment_figure.py"
+
+
 EXPERIMENT_SECTIONS = {
     **{paper: config.get(paper, {}) for paper in EXPERIMENT_PAPERS},
     **config.get("papers", {}),
@@ -213,7 +325,7 @@ if NOTHING_TO_COMPUTE:
             "../scripts/experiment_figure.py"
 
 
-FIGURES_MEAN = ["figures/ldpfl/fig1.png", "figures/ldpfl/fig4.png"] + [
+FIGURES_MEAN = [f"figures/{paper}/{fig}.png" for paper, fig in PAPER_KIND_FIGURES] + [
     f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "mean"
 ]
 FIGURES_SGD = [f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "sgd"]
@@ -232,3 +344,108 @@ rule figures_mean:
 rule figures_sgd:
     input:
         FIGURES_SGD,
+
+
+# Kinds bound to one paper's config section of experiments (ldprepro.experiments.kinds.PAPER_KINDS, shape
+# experiment: paper 004's section lremh). One job per experiment (rule <job_rule>, experiment_job.py: the
+# kind's run_experiment) runs every method on the same reports, so the timings of a figure come from one
+# process on one machine, and writes the files of every figure it feeds, one per role:
+#   results/<paper>/<time fig>/<experiment>__<method>.parquet   cost_ops, lasso_epochs (decide Figs. 1-2) and CPU time (drawn only)
+#   results/<paper>/<avd fig>/<experiment>__<method>.parquet    AVD, iterations, candidates, pruning
+# Each figure is rendered on its own (rule <render_rule>, experiment_figure.py: the kind's render):
+#   results/<paper>/<figN>/summary.parquet, claims.parquet
+#   results/<paper>/<time fig>/cost_time_agreement.json         Spearman rank agreement of cost_ops with CPU time
+#   figures/<paper>/<figN>.png, .svg                              one panel per f
+# An unobtainable dataset gives "not available" panels.
+EXPERIMENT_SETS = {}  # paper -> (its kind, {experiment: its entry, the section's settings and scale applied})
+for _spec in PAPER_KINDS.values():
+    if _spec.shape == "experiment" and _spec.config_key in config:
+        _section = config[_spec.config_key]
+        EXPERIMENT_SETS[_spec.config_key] = (
+            _spec,
+            {name: experiment_params(_section, name, config["scale"]) for name in _section.get("experiments", {})},
+        )
+EXPERIMENT_SET_FIGURES = {}  # paper -> {figure: (experiment, role)}
+
+for _paper, (_spec, _exps) in EXPERIMENT_SETS.items():
+    _unavailable = unavailable_datasets({e["dataset"] for e in _exps.values()})
+    _figures = {_exp[f"{role}_figure"]: (_name, role) for _name, _exp in _exps.items() for role in _spec.roles}
+    EXPERIMENT_SET_FIGURES[_paper] = _figures
+    ALL_TARGETS.extend(f"figures/{_paper}/{fig}.{ext}" for fig in sorted(_figures) for ext in ("png", "svg"))
+
+    for _name, _exp in _exps.items():
+
+        rule:
+            name:
+                _spec.job_rule.format(paper=_paper, experiment=_name)
+            input:
+                parquet=f"data/processed/{_exp['dataset']}.parquet",
+                card=f"data/processed/{_exp['dataset']}.json",
+            output:
+                **{role: experiment_outputs(_exp, role, _paper) for role in _spec.roles},
+            log:
+                f"logs/{_paper}/{_name}.log",
+            # long chains (the benchmark and audit tables, LREMH's EM fits) start first, so that
+            # the run does not end on one of them with a core idle
+            priority: 1
+            conda:
+                "../../envs/ldprepro.yaml"
+            threads: 1
+            resources:
+                **res(_spec.resource_family, entry=_exp, card="card"),
+            params:
+                kind=_spec.name,
+                exp=compute_params(_exp),  # no title: a title edit reruns only the figures
+                seed=config["seed"],
+                code=kind_code("experiment_job.py", _spec),
+            script:
+                "../scripts/experiment_job.py"
+
+    for _fig, (_name, _role) in sorted(_figures.items()):
+        _exp = _exps[_name]
+        _missing = {d: r for d, r in _unavailable.items() if d == _exp["dataset"]}
+        register_figure(_paper, _fig, _exp["title"].format(n=_fig[3:]), [_exp["dataset"]], _unavailable)
+
+        rule:
+            name:
+                _spec.render_rule.format(paper=_paper, figure=_fig)
+            input:
+                **figure_report_inputs(_paper, _fig),
+                results=[] if _missing else experiment_outputs(_exp, _role, _paper),
+            output:
+                **experiment_figure_outputs(_paper, _fig),
+                **{n: path.format(paper=_paper, figure=_fig) for r, n, path in _spec.role_outputs if r == _role},
+            log:
+                f"logs/{_paper}/{_fig}.log",
+            group:
+                "render"
+            conda:
+                "../../envs/ldprepro.yaml"
+            threads: 1
+            resources:
+                **res("render"),
+            params:
+                **figure_report_params(_paper, _fig),
+                kind=_spec.name,
+                paper=_paper,
+                figure=_fig,
+                role=_role,
+                exp=_exp,
+                unavailable=_missing,
+                code=kind_code("experiment_figure.py", _spec),
+                declarations=declarations(_paper, _fig),
+            script:
+                "../scripts/experiment_figure.py"
+
+    rule:
+        name:
+            f"figures_{_paper}"
+        input:
+            [f"figures/{_paper}/{fig}.png" for fig in sorted(_figures)],
+        localrule: True
+
+
+# paper 004's experiments and figures, for the report's job logs and its cost-time agreement (report.smk)
+LREMH_EXPERIMENTS = EXPERIMENT_SETS.get("lremh", (None, {}))[1]
+LREMH_UNAVAILABLE = unavailable_datasets({e["dataset"] for e in LREMH_EXPERIMENTS.values()})
+LREMH_FIGURES = EXPERIMENT_SET_FIGURES.get("lremh", {})

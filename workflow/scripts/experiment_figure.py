@@ -1,6 +1,7 @@
 """Aggregate one experiment figure, judge the paper's claims, draw it (partial panels allowed);
 or, for rule figures_not_available, every figure with nothing to compute here, one after another
-(ldprepro.papers.experiment_figure)."""
+(ldprepro.papers.experiment_figure); or a figure of a kind bound to one paper's config
+(ldprepro.experiments.kinds.PAPER_KINDS: ldpfl Figs. 1 and 4, lremh), by its kind's own ``render``."""
 
 from types import SimpleNamespace
 
@@ -8,12 +9,16 @@ from ldprepro.pipeline.jobsetup import done, ready, start
 
 start(snakemake)  # the job's log, warnings and threads, before the heavy imports
 
+from ldprepro.experiments import kinds
 from ldprepro.papers.experiment_figure import render_experiment_figure
 
+p = snakemake.params
+paper_kind = kinds.load(p.kind) if hasattr(p, "kind") else None  # its render (a paper kind's module)
 ready()
 
-p = snakemake.params
-if hasattr(p, "figures"):  # several figures, each with its own params, outputs and prose
+if paper_kind is not None:
+    paper_kind.render(p, snakemake.input, snakemake.output)
+elif hasattr(p, "figures"):  # several figures, each with its own params, outputs and prose
     stray = {path for figure in p.figures for path in figure["output"].values()} - set(map(str, snakemake.output))
     if stray:
         raise RuntimeError(f"figures_not_available: {sorted(stray)} are not among the rule's outputs")

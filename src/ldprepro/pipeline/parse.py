@@ -91,9 +91,11 @@ def experiment_params(section: dict, name: str, scale: str) -> dict:
     return out
 
 
-def experiment_outputs(exp: dict, kind: str) -> list[str]:
-    fig = exp["time_figure"] if kind == "time" else exp["avd_figure"]
-    return [f"results/{LREMH}/{fig}/{exp['name']}__{m}.parquet" for m in exp["methods"]]
+def experiment_outputs(exp: dict, role: str, paper: str = LREMH) -> list[str]:
+    """The result files an experiment job writes for the figure of its ``role`` (the figure named by
+    the experiment's ``<role>_figure``): one per method, ``results/<paper>/<figN>/<experiment>__<method>.parquet``."""
+    fig = exp[f"{role}_figure"]
+    return [f"results/{paper}/{fig}/{exp['name']}__{m}.parquet" for m in exp["methods"]]
 
 
 def compute_params(entry):
@@ -229,6 +231,18 @@ def code_hash(script: str | os.PathLike) -> str:
     root = _package_root()
     harness = {root / f for f in HARNESS}
     return _files_hash([f for f in code_files(script) if f not in harness], root)
+
+
+@functools.cache
+def module_hash(dotted: str) -> str:
+    """sha256 (16 hex digits) of package module ``dotted`` (``ldprepro.papers.lremh.kind``) and of
+    what it imports: the part of a job's code a script loads by name (a kind bound to one paper's
+    config, ldprepro.experiments.kinds.PAPER_KINDS), which :func:`code_hash` cannot follow."""
+    root = _package_root()
+    path = _module_file(root, dotted.removeprefix("ldprepro").removeprefix("."))
+    if path is None:
+        raise ValueError(f"no module {dotted!r} in the ldprepro package")
+    return _files_hash(sorted({path, *code_files(path)}), root)
 
 
 def _files_hash(files, root: Path) -> str:

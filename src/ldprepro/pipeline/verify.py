@@ -310,16 +310,3 @@ def experiment_grid(fig: dict) -> Grid:
 def bshp_grid(fig: dict) -> Grid:
     """A BSHP figure: its ε and every repetition run (``reps``, or ``claim_reps`` when more)."""
     return Grid(eps=list(fig["eps"]), reps=repetitions_run(fig))
-
-
-def ldpfl_fig1_grid(fig: dict) -> Grid:
-    """Zhao et al. Fig. 1: the analytic curve on ``eps_grid`` (one row per ε) and the Monte-Carlo
-    runs at ``mc_eps`` (``mc_reps`` each); one file per mechanism."""
-    g = fig["eps_grid"]
-    steps = int(round((g["stop"] - g["start"]) / g["step"]))
-    grid = [round(g["start"] + i * g["step"], 10) for i in range(steps + 1)]
-    return Grid(
-        eps={"analytic": grid, "monte_carlo": list(fig["mc_eps"])},
-        reps={"analytic": 1, "monte_carlo": int(fig["mc_reps"])},
-        named="mechanism",
-    )

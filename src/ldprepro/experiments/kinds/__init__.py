@@ -23,6 +23,13 @@ of the measured ``<metric>`` for what was run (the claim engine decides such poi
 ``ldprepro.claims.points``, "exact first"), False for an approximation. The summary metric is the
 entry's ``metric`` (the y axis and the claims' default).
 
+Three figures whose jobs are shaped otherwise are kinds bound to their paper's config
+(:data:`PAPER_KINDS`, each with a :data:`SHAPES` shape): ldpfl Fig. 1 (``variance_curve``: one
+data-free job writes every mechanism's file), ldpfl Fig. 4 (``output_density``: one job computes and
+draws) and paper 004 (``joint_distribution``: a job per experiment feeds two figures). The same rule
+template creates their jobs and renders, named by their spec (``job_rule``, ``render_rule``); their
+modules, in the paper's folder, keep their own job and render functions behind the contract.
+
 Adding a kind is one module (the three functions above) plus its line in :data:`KINDS` (and its
 name in :func:`_named_for_the_code_fingerprint`) and its entry schema
 (``workflow/schemas/config.schema.yaml``, ``$defs/<schema>``); tests/test_kinds.py checks that every
@@ -48,12 +55,28 @@ class KindSpec:
     #: the calibrated resource family its jobs are sized as (ldprepro.pipeline.resources)
     resource_family: str
     #: what its ``mechanisms`` are: ``mechanisms`` (registered 1-D mechanisms, checked by
-    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles)
+    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles), ``methods`` (a paper
+    #: kind's own estimators, checked by its schema: paper 004's EM, LASSO, LREMH)
     names: str
     #: a panel with this key needs no dataset (synthetic counts, a mechanism's worst-case input)
     data_free_key: str | None
     #: one line for docs and error messages
     summary: str
+    #: how the shared rules (workflow/rules/experiments.smk) cut its jobs: ``panel`` (a job per panel,
+    #: or per panel and mechanism, every kind of :data:`KINDS`), or one of :data:`SHAPES` for a kind
+    #: bound to one paper's config (:data:`PAPER_KINDS`)
+    shape: str = "panel"
+    #: a paper kind's config entry (``ldpfl.fig1``) or, for the ``experiment`` shape, section (``lremh``)
+    config_key: str | None = None
+    #: a paper kind's rule names, formatted with ``paper``, ``figure`` and ``experiment``
+    job_rule: str | None = None
+    render_rule: str | None = None
+    #: the figure's title when its entry has none (registered for the report and the README)
+    title: str = ""
+    #: ``experiment`` shape: the figures an experiment feeds, its ``<role>_figure`` keys, and further
+    #: outputs of a role's render, (role, output name, path formatted with ``paper`` and ``figure``)
+    roles: tuple[str, ...] = ()
+    role_outputs: tuple[tuple[str, str, str], ...] = ()
 
 
 KINDS: dict[str, KindSpec] = {
@@ -96,20 +119,86 @@ KINDS: dict[str, KindSpec] = {
 }
 
 
+#: The job shapes of the kinds bound to one paper's config (besides ``panel``), as
+#: workflow/rules/experiments.smk creates them (a paper kind's module provides what its shape runs):
+#:
+#: - ``mechanisms``: one data-free job writes ``results/<paper>/<figN>/<mechanism>.parquet`` for every
+#:   mechanism of the entry (the module's ``run_job``, ``panel`` {} and no data), rule ``job_rule``;
+#:   the figure's render (rule ``render_rule``) is the module's ``render(params, input, output)``;
+#: - ``in_render``: one job computes the rows, decides the claims and draws (the module's ``render``);
+#: - ``experiment``: one job per experiment of the config section (``<section>.experiments``) writes the
+#:   result files of every figure it feeds, one per role (the module's ``run_experiment(params, input,
+#:   output, progress)``), and each figure is rendered by the module's ``render``.
+SHAPES = ("mechanisms", "in_render", "experiment")
+
+#: Kinds bound to one paper's config entry or section, each with its own job shape and computation
+#: (the issue's "a job that feeds two figures or computes and draws in one job keeps its own job
+#: function behind the contract"). A figure entry cannot name them: their config is their paper's.
+#: Their modules live in the paper's folder (``ldprepro.papers.<key>``) and are fingerprinted by their
+#: rules' ``code`` param (``ldprepro.pipeline.parse.module_hash``), not by
+#: :func:`_named_for_the_code_fingerprint` (this layer imports no paper).
+PAPER_KINDS: dict[str, KindSpec] = {
+    "variance_curve": KindSpec(
+        "variance_curve",
+        "ldprepro.papers.ldpfl.variance_curve",
+        "properties/ldpfl/properties/fig1",
+        "ldpfl_fig1_mechanism",
+        "mechanisms",
+        None,
+        "Zhao et al. Fig. 1: closed-form worst-case variance on a fine ε grid, Monte Carlo at a few ε",
+        shape="mechanisms",
+        config_key="ldpfl.fig1",
+        job_rule="{paper}_{figure}_mechanism",
+        render_rule="{paper}_{figure}",
+        title="worst-case noise variance vs ε",
+    ),
+    "output_density": KindSpec(
+        "output_density",
+        "ldprepro.papers.ldpfl.output_density",
+        "properties/ldpfl/properties/fig4",
+        "ldpfl_fig4",
+        "mechanisms",
+        None,
+        "Zhao et al. Fig. 4: a piecewise mechanism's output density, exact and sampled, at a few inputs",
+        shape="in_render",
+        config_key="ldpfl.fig4",
+        render_rule="{paper}_{figure}",
+        title="PM-OPT output density",
+    ),
+    "joint_distribution": KindSpec(
+        "joint_distribution",
+        "ldprepro.papers.lremh.kind",
+        "properties/lremh",
+        "lremh_job",
+        "methods",
+        None,
+        "paper 004: joint distributions from RR-LDP reports (EM, LASSO, LREMH), cost/time and AVD vs k",
+        shape="experiment",
+        config_key="lremh",
+        job_rule="{paper}_job_{experiment}",
+        render_rule="{paper}_figure_{figure}",
+        roles=("time", "avd"),
+        role_outputs=(("time", "agreement", "results/{paper}/{figure}/cost_time_agreement.json"),),
+    ),
+}
+
+
 def kind_names() -> tuple[str, ...]:
-    """The registered kinds, in registry order."""
+    """The kinds a figure entry may name (:data:`KINDS`, not the paper kinds), in registry order."""
     return tuple(KINDS)
 
 
 def get_kind(name: str) -> KindSpec:
-    """The spec of a kind, or a ValueError naming the known ones."""
-    if name not in KINDS:
-        raise ValueError(f"unknown experiment kind {name!r}; known: {', '.join(KINDS)}")
-    return KINDS[name]
+    """The spec of a kind (a figure entry's or a paper kind), or a ValueError naming the known ones."""
+    if name in KINDS:
+        return KINDS[name]
+    if name in PAPER_KINDS:
+        return PAPER_KINDS[name]
+    raise ValueError(f"unknown experiment kind {name!r}; known: {', '.join(KINDS)}")
 
 
 def load(name: str) -> ModuleType:
-    """The module implementing a kind (its run_job, grid and plot)."""
+    """The module implementing a kind (its run_job, grid and plot; a paper kind's, what its shape runs)."""
     return importlib.import_module(get_kind(name).module)
 
 

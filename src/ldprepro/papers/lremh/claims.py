@@ -399,7 +399,7 @@ def figure_claims(
 
 def figure_tables(paths, figure: str, exp: dict, unavailable: dict | None = None):
     """(raw results, summary, claims table, record size d) of one figure from its job's result files
-    (workflow/scripts/lremh_figure.py): d is the attributes the jobs coded (recorded in every row;
+    (the render of kind joint_distribution, ldprepro.papers.lremh.kind): d is the attributes the jobs coded (recorded in every row;
     None without results)."""
     from ldprepro.pipeline.results import KEY_COLUMNS, aggregate
     from ldprepro.pipeline.verify import Grid, job_results

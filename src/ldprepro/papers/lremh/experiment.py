@@ -60,7 +60,7 @@ LASSO_BASED = ("lasso", "lremh", "lremh_converged", "lremh_lopub")
 
 
 # ------------------------------------------------------------------------------------------------
-# configuration helpers (used by workflow/rules/lremh.smk)
+# configuration helpers (used by workflow/rules/experiments.smk, kind joint_distribution)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -318,7 +318,7 @@ def feasibility_table(sizes: list[int], n_users: int, ks=range(2, 9), budget_gib
 
 
 def write_job_results(exp: dict, time_rows: list, rows: list, outputs: dict) -> None:
-    """The job's result files (workflow/scripts/lremh_job.py): ``outputs["time"]`` and
+    """The job's result files (ldprepro.papers.lremh.kind.run_experiment): ``outputs["time"]`` and
     ``outputs["avd"]`` list one parquet per method, in the order of ``exp["methods"]``
     (:func:`experiment_outputs`); the time figure's files get the timing and cost rows."""
     from ldprepro.pipeline.results import tidy_frame, write_results
