@@ -208,7 +208,9 @@ def _rules_and_their_families():
         starts = [(m.start(), m.group(1)) for m in re.finditer(r"^\s*rule(?: (\w+))?:\s*$", text, re.M)]
         for (pos, name), (end, _) in zip(starts, [*starts[1:], (len(text), None)]):
             block = text[pos:end]
-            name = name or re.search(r'name:\s*f"(\w+?_)\{', block).group(1)
+            computed = re.search(r"name:\s*_spec\.(job_rule|render_rule)\.format", block)
+            # a paper kind's rules are named by its spec (KindSpec.job_rule / render_rule)
+            name = name or (f"<{computed.group(1)}>" if computed else re.search(r'name:\s*f"(\w+?_)\{', block).group(1))
             call = re.search(r"\*\*res\(", block)
             if call is None:
                 out.append((smk.name, name, None))
@@ -224,13 +226,24 @@ def test_every_rule_is_sized_as_the_one_rule_to_family_table_says():
     shared experiment rules the kind's KindSpec.resource_family), which timing/ imports: each rule's
     res(...) names that family, a rule without resources has none there, and the table names no rule
     the workflow does not have."""
-    from ldprepro.experiments.kinds import KINDS
+    from ldprepro.experiments.kinds import KINDS, PAPER_KINDS
 
     rules = _rules_and_their_families()
     assert len(rules) > 20
     tasks = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmark"]
     for smk, name, arg in rules:
         sample = name + "x" if name.endswith("_") else name
+        if name.startswith("<"):  # one block for every paper kind: each spec's rule is sized as it says
+            specs = [s for s in PAPER_KINDS.values() if getattr(s, name[1:-1])]
+            # a render rule that also computes (shape in_render) is sized as its kind's family
+            assert specs and arg in ("_spec.resource_family", '"render"'), (smk, name, arg)
+            for spec in specs:
+                paper, _, figure = (spec.config_key or "").partition(".")
+                rule = getattr(spec, name[1:-1]).format(paper=paper, figure=figure or "fig1", experiment="x")
+                computes = name == "<job_rule>" or spec.shape == "in_render"
+                want = spec.resource_family if computes else "render"
+                assert R.rule_family(rule) == want, (spec.name, rule)
+            continue
         if arg is None:
             assert R.rule_family(sample) is None and not R.runs_a_kind(sample), (smk, name)
         elif "kind_family" in arg:
@@ -242,6 +255,12 @@ def test_every_rule_is_sized_as_the_one_rule_to_family_table_says():
         else:
             assert arg == f'"{R.rule_family(sample)}"', (smk, name, arg)
     named = {name for _, name, _ in rules}
+    for spec in PAPER_KINDS.values():  # the rules the paper kinds' specs name
+        paper, _, figure = (spec.config_key or "").partition(".")
+        for pattern in (spec.job_rule, spec.render_rule):
+            if pattern:
+                rule = pattern.format(paper=paper, figure=figure, experiment="")
+                named.add(rule)
     assert set(R.RULE_FAMILIES) | set(R.KIND_RULES) <= named, "a table entry names no rule of the workflow"
 
 
