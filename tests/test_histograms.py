@@ -23,8 +23,17 @@ from ldprepro.domain.histograms import (
     waterfill,
     wshp_ratios,
 )
-from ldprepro.papers.bshp.runs import METHODS, run_job
+from ldprepro.experiments.histograms import run_rows
 from ldprepro.pipeline.seeding import rng_for
+
+METHODS = ("split_baseline", "bshp", "wshp")
+
+
+def run_job(fig, protocol, dataset, method, positions, seed, figure) -> list[dict]:
+    """Every ε × r × repetition of one collector on one dataset (the histogram kind's job rows)."""
+    entry = {**protocol, **fig}
+    return [row for e in fig["eps"] for row in run_rows(entry, "bshp", figure, dataset, method, positions, seed, e)]
+
 
 P357 = integrated_partition([3, 5, 7])
 #: a skewed interval histogram of n = 20,000 contributors (salary-like: mass in the low intervals)
@@ -259,7 +268,7 @@ def test_split_baseline_is_unbiased_with_the_sue_variance_at_eps_over_m():
 
 
 # ---------------------------------------------------------------------------------------- runner
-FIG = {"kind": "values", "eps": [3.0, 15.0], "ratios": [0.8, 0.4], "reps": 4}
+FIG = {"kind": "histogram", "plot": "values", "eps": [3.0, 15.0], "ratios": [0.8, 0.4], "reps": 4}
 
 
 def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
@@ -277,7 +286,7 @@ def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
             assert {r["value"] for r in a if r["metric"] == "bits_per_user"} == {15.0}
             assert all(math.isnan(r["eps_paper_claim"]) for r in a)
     # per-user and sufficient-statistic simulation: mean MSE over many runs vs its exact expectation
-    fig = {"kind": "mse_eps", "eps": [4.0], "ratios": [0.6], "reps": 200}
+    fig = {"kind": "histogram", "plot": "mse_eps", "eps": [4.0], "ratios": [0.6], "reps": 200}
     for simulation in ("sufficient_statistics", "per_user"):
         for method in ("bshp", "wshp", "split_baseline"):
             rows = run_job(fig, {**prot, "simulation": simulation}, "fixture", method, pos, 12, "fig4")
@@ -293,31 +302,14 @@ def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
 def test_unavailable_city_is_drawn_as_not_available(tmp_path):
     import pandas as pd
 
-    from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
+    from ldprepro.experiments.kinds import histogram
     from ldprepro.pipeline.results import KEY_COLUMNS
 
-    cities = {"nyc": {"dataset": "salary_nyc", "title": "New York City"}}
+    panels = [{"city": "nyc", "dataset": "salary_nyc", "title": "New York City"}]
     empty = pd.DataFrame(columns=KEY_COLUMNS)
     reason = {"salary_nyc": "needs network (Socrata API)"}
-    plot_values_figure(
-        empty,
-        {"kind": "values", "cities": ["nyc"], "methods": list(METHODS)},
-        cities,
-        {},
-        reason,
-        "fig1",
-        tmp_path / "v.png",
-        tmp_path / "v.svg",
-    )
-    plot_mse_figure(
-        empty,
-        {"kind": "mse_eps", "cities": ["nyc"], "methods": list(METHODS), "ratios": [0.8]},
-        cities,
-        {},
-        reason,
-        "fig4",
-        tmp_path / "m.png",
-        tmp_path / "m.svg",
-    )
+    fig = {"kind": "histogram", "panels": panels, "mechanisms": list(METHODS), "ratios": [0.8]}
+    histogram.plot(empty, {**fig, "plot": "values"}, reason, "fig1", tmp_path / "v.png", tmp_path / "v.svg")
+    histogram.plot(empty, {**fig, "plot": "mse_eps"}, reason, "fig4", tmp_path / "m.png", tmp_path / "m.svg")
     for name in ("v.svg", "m.svg"):
         assert "not available" in (tmp_path / name).read_text()

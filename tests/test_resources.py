@@ -127,7 +127,8 @@ def test_rules_size_compute_jobs_by_their_card():
     """The compute rules pass their data card to the model (so resources follow the data)."""
     rules = {p.stem: p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")}
     # the experiment rules size a job by its kind's family (ldprepro.experiments.kinds: kind_family)
-    for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
+    # (paper 001's histogram jobs too: kind histogram's family is bshp_job, test_kinds.py)
+    for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job")]:
         assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
     assert 'res("lremh_job", entry=_exp, card="card")' in rules["lremh"]
     assert "sized_by_input=True" in rules["data"]
@@ -138,14 +139,14 @@ def test_rules_size_compute_jobs_by_their_card():
     [
         ("figure_job.mean", {"eps": [0.5, 1.0], "reps": 10, "mechanisms": ["pm", "hm", "duchi"]}),
         ("figure_job.sgd", {"eps": [1.0], "folds": 5, "mechanisms": ["pm", "hm"]}),
-        ("bshp_job", {"eps": [1.0, 2.0], "reps": 5, "methods": ["bshp", "wshp", "split_baseline"]}),
+        ("bshp_job", {"eps": [1.0, 2.0], "reps": 5, "mechanisms": ["bshp", "wshp", "split_baseline"]}),
         ("ldpfl_fig1_mechanism", {"mc_users": 1000, "mc_reps": 5, "mc_eps": [1.0], "mechanisms": ["pm", "hm"]}),
     ],
 )
 def test_a_job_running_several_mechanisms_does_their_work_summed(family, entry):
     """A panel job (every mechanism of a figure on one dataset), a BSHP city job or ldpfl Fig. 1's
     job declares the work of its mechanisms added up, and the memory of one."""
-    names = entry.get("mechanisms") or entry["methods"]
+    names = entry["mechanisms"]
     one = R.job_sizes(family, entry, (5000, 7))
     grouped = R.job_sizes(family, {**entry, "job_mechanisms": names}, (5000, 7))
     assert one[1] > 0 and grouped == (one[0], one[1] * len(names))

@@ -307,11 +307,6 @@ def experiment_grid(fig: dict) -> Grid:
     return Grid(eps=list(fig["eps"]), reps=reps, axes=axes)
 
 
-def bshp_grid(fig: dict) -> Grid:
-    """A BSHP figure: its ε and every repetition run (``reps``, or ``claim_reps`` when more)."""
-    return Grid(eps=list(fig["eps"]), reps=repetitions_run(fig))
-
-
 def ldpfl_fig1_grid(fig: dict) -> Grid:
     """Zhao et al. Fig. 1: the analytic curve on ``eps_grid`` (one row per ε) and the Monte-Carlo
     runs at ``mc_eps`` (``mc_reps`` each); one file per mechanism."""
