@@ -427,6 +427,9 @@ def test_the_ratio_estimator_has_no_exact_expectation_so_its_claims_stay_simulat
         raw = pd.DataFrame([row for m in METHODS for row in run_job(fig, prot, "ds_a", m, pos, 5, "fig2")])
         theory = raw[raw["metric"] == "mse_theory"]
         assert set(theory["mechanism"]) == ({BASELINE, "bshp", "wshp"} if exact else {BASELINE})
+        # the contract's one convention for exact rows (ldprepro.experiments.kinds): rep 0, theory_exact
+        assert (theory["rep"] == 0).all() and theory["theory_exact"].eq(True).all()
+        assert raw.loc[raw["metric"] != "mse_theory", "theory_exact"].isna().all()
         out = judge_figure(raw, fig, "fig2", {"aa": CITIES["aa"]}, {})
         row = out[out["claim"].str.contains("outperform")].iloc[0]
         assert pd.isna(row["p_value"]) == exact

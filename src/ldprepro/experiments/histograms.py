@@ -22,8 +22,8 @@ Generator keyed by (paper, figure, dataset, collector, ε, r, rep). Rows (tidy,
 * ``mse`` (query 0 = mean over the consumers; query m = the m-fold consumer):
   (1/m_i) Σ_l (ĥ_{i,l} − h_{i,l})², over frequencies (ĥ/n) or counts (``mse_over``);
 * ``mse_theory``: its exact expectation (Lemma 6 / the SUE variance) where the collector has exact
-  variances (the HT estimator, the baseline); rep 0 (the contract's convention,
-  ldprepro.experiments.kinds);
+  variances (the HT estimator, the baseline); rep 0, ``theory_exact`` True (the contract's one
+  convention for exact rows, ldprepro.experiments.kinds);
 * ``bits_per_user``: bits uploaded per contributor in that run (Σ_j N_j / n; baseline Σ m_i);
 * ``tv_distance``: ½ Σ_l |ĥ_l − h_l| / n per query, and their mean (query 0);
 * ``estimate`` / ``truth`` per (query, bin), for figures that draw the histograms (``plot: values``).
@@ -197,7 +197,8 @@ def run_rows(
         if spec.exact(options):
             var = [v / scale**2 for v in col.query_variances(counts)]
             per_query = [float(v.mean()) for v in var]
-            rows += _query_rows(common, "mse_theory", 0, float(np.mean(per_query)), per_query, folds)
+            exact = _query_rows(common, "mse_theory", 0, float(np.mean(per_query)), per_query, folds)
+            rows += [{**row, "theory_exact": True} for row in exact]  # the contract's exact rows
         rep_key = {"paper": paper, "figure": figure, "dataset": dataset, "mechanism": name, "eps": eps, "r": r}
         # one keyed generator per repetition, built together (rngs_for: rng_for's, state for state)
         for rep, rng in enumerate(rngs_for(seed, [{**rep_key, "rep": rep} for rep in range(n_reps)])):
