@@ -44,7 +44,10 @@ def render_experiment_figure(params, output, jobs, report_prose, cards=None) -> 
         drawn = raw[raw["rep"] < paper_reps] if paper_reps is not None and len(raw) else raw
     summary = aggregate(drawn) if len(drawn) else raw.reindex(columns=KEY_COLUMNS)
     write_parquet(summary, output.summary)
-    claims = decide_figure(params.paper, params.figure, raw, fig, dict(params.unavailable))
+    # the rows the claim language reads, when the kind says (histogram: each collector's curve over every consumer)
+    rows_for = getattr(kind, "claim_rows", None)
+    claim_rows = rows_for(raw, fig) if rows_for is not None else None
+    claims = decide_figure(params.paper, params.figure, raw, fig, dict(params.unavailable), claim_rows)
     write_claims(claims, output.claims, output.claim_points)
     kind.plot(
         summary,

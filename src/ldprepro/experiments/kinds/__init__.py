@@ -173,6 +173,12 @@ def _histogram_problems(entry: dict, key: str) -> list[str]:
         out.append(f"{key}: plot: values draws one panel's histograms, got {len(panels)} panels: one per figure")
     if not entry.get("column") and any("column" not in p for p in panels):
         out.append(f"{key}: name the numeric column to publish, column: salary say (or per panel)")
+    declared = [c for c in entry.get("claims") or [] if c.get("test") != "function"]
+    if declared and len(entry.get("ratios") or []) > 1:
+        out.append(
+            f"{key}: its claims compare the collectors at one sampling ratio, and ratios is {entry['ratios']}: "
+            "give the figure one ratio, ratios: [0.8] say (a figure per ratio)"
+        )
     focus = entry.get("focus_city")
     if focus is not None and focus not in (entry.get("cities") or []):
         out.append(f"{key}.focus_city {focus!r} is not one of its cities {entry.get('cities') or []}")

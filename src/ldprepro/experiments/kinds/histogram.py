@@ -27,7 +27,7 @@ from ldprepro.pipeline.errors import BadInput
 from ldprepro.pipeline.repetitions import repetitions_run
 from ldprepro.pipeline.verify import Grid
 
-__all__ = ["COLUMN_ORDER", "run_job", "grid", "plot", "drawn_rows", "figure_claims", "PLOTS"]
+__all__ = ["COLUMN_ORDER", "run_job", "grid", "plot", "drawn_rows", "claim_rows", "figure_claims", "PLOTS"]
 
 #: the kind's plots by name (``plot`` in the entry)
 PLOTS = {"values": "plot_values_figure", "mse_eps": "plot_mse_figure", "mse_ratio": "plot_mse_figure"}
@@ -60,6 +60,16 @@ def drawn_rows(raw: pd.DataFrame, fig: dict) -> pd.DataFrame:
     if "extra_rep" not in raw.columns:
         return raw
     return raw[~raw["extra_rep"].astype(bool)].drop(columns="extra_rep")
+
+
+def claim_rows(raw: pd.DataFrame, fig: dict) -> pd.DataFrame:
+    """The rows the claim language's tests read (``outperform``, ``no_worse``, ``theory_agreement``,
+    ...: one curve point per dataset, collector and ε): each collector's metrics over every
+    consumer (query 0), at the figure's one sampling ratio (a collector that uploads every bit has
+    r = 1). A ``function`` claim (paper 001's) reads every row."""
+    if not len(raw):
+        return raw
+    return raw[raw["query"] == 0]
 
 
 def figure_claims(table: pd.DataFrame, width: int = 160) -> list[dict]:
