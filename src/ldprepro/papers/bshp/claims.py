@@ -79,7 +79,7 @@ def on_cities(res: Results, decl: dict) -> list:
     """A claim decided on the cities of one data role (the dispatcher's ``res``): the declared
     ``points`` computation on them, scoped by city (``focus``: only the figure's focus city)."""
     d = _figure_data(res)
-    cities = [c for c in list(d.cities) if d.cities[c]["data_role"] == res.role and d.dataset(c) not in d.unavailable]
+    cities = [c for c in d.cities if d.cities[c]["data_role"] == res.role and d.dataset(c) not in d.unavailable]
     out = []
     for words, opts in _variants(decl, d):
         chosen = cities

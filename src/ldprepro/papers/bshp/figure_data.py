@@ -125,7 +125,7 @@ class FigureData:
         """[(data role, available cities, unavailable cities)] of the figure, paper data first."""
         out = []
         for role in ("paper", "substitute"):
-            names = [c for c in list(self.cities) if self.cities[c]["data_role"] == role]
+            names = [c for c in self.cities if self.cities[c]["data_role"] == role]
             if names:
                 out.append(
                     (
