@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
@@ -313,3 +314,31 @@ def test_unavailable_city_is_drawn_as_not_available(tmp_path):
     histogram.plot(empty, {**fig, "plot": "mse_eps"}, reason, "fig4", tmp_path / "m.png", tmp_path / "m.svg")
     for name in ("v.svg", "m.svg"):
         assert "not available" in (tmp_path / name).read_text()
+
+
+def test_a_collector_registered_by_name_runs_in_a_histogram_figure():
+    """The kind runs any collector registered like the built-in ones (a mechanism plugin's module
+    calls register_collector): here bit sampling at half the figure's ratio, whose rows are
+    bshp's at that ratio, exact rows included; the parse-time check then knows its name."""
+    from ldprepro.domain.histograms import BitSampling
+    from ldprepro.experiments import histograms
+    from ldprepro.pipeline.mechanism_names import registered_collectors
+
+    pos = np.random.default_rng(4).beta(2, 5, 2000)
+    base = {"folds": [3, 5, 7], "eps": [4.0], "reps": 3}
+    histograms.register_collector("half_bshp", lambda part, eps, r, o: BitSampling(part, eps, r / 2))
+    try:
+        assert "half_bshp" in registered_collectors()
+        with pytest.raises(ValueError, match="already registered"):
+            histograms.register_collector("half_bshp", lambda *a: None)
+        mine = pd.DataFrame(run_rows({**base, "ratios": [0.8]}, "p", "f", "d", "half_bshp", pos, 5, 4.0))
+    finally:
+        del histograms.COLLECTORS["half_bshp"]
+    bshp = pd.DataFrame(run_rows({**base, "ratios": [0.4]}, "p", "f", "d", "bshp", pos, 5, 4.0))
+    theory = mine[mine["metric"] == "mse_theory"]
+    assert len(theory) == 4 and theory["theory_exact"].all()
+    keyed = ["metric", "query", "bin", "rep"]
+    a = mine[mine["metric"] == "mse_theory"].sort_values(keyed)["value"].to_numpy()
+    b = bshp[bshp["metric"] == "mse_theory"].sort_values(keyed)["value"].to_numpy()
+    assert np.array_equal(a, b)  # the same collector law; only the name (and so the random stream) differs
+    assert "half_bshp" not in registered_collectors()
