@@ -54,7 +54,8 @@ class KindSpec:
     #: the calibrated resource family its jobs are sized as (ldprepro.pipeline.resources)
     resource_family: str
     #: what its ``mechanisms`` are: ``mechanisms`` (registered 1-D mechanisms, checked by
-    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles)
+    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles), ``collectors``
+    #: (histogram collectors, ldprepro.experiments.histograms)
     names: str
     #: a panel with this key needs no dataset (synthetic counts, a mechanism's worst-case input)
     data_free_key: str | None
