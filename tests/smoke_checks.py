@@ -96,10 +96,10 @@ def bshp_figures(workdir: Path, cfg: dict) -> None:
         entry = {**bshp[fig], **bshp[fig]["smoke"]}
         datasets = {bshp["cities"][c]["dataset"] for c in entry["cities"]}
         jobs = sorted((workdir / f"results/bshp/{fig}").glob("*__*.parquet"))
-        assert len(jobs) == len(datasets) * len(entry["methods"])
+        assert len(jobs) == len(datasets) * len(entry["mechanisms"])
         raw = pd.concat([pd.read_parquet(j) for j in jobs])
         assert list(raw.columns[:6]) == KEY_COLUMNS[:6] and list(raw.columns[-2:]) == ["metric", "value"]
-        assert set(raw["dataset"]) == datasets and set(raw["mechanism"]) == set(entry["methods"])
+        assert set(raw["dataset"]) == datasets and set(raw["mechanism"]) == set(entry["mechanisms"])
         assert set(raw["eps"]) == {float(e) for e in entry["eps"]}
         mse = raw[(raw["metric"] == "mse") & (raw["query"] == 0)]
         # the paper's T repetitions, plus ours for the claims' tests, labelled extra_rep

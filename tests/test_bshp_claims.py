@@ -21,9 +21,18 @@ from ldprepro.claims.verdicts import (
     paired_point,
     ratio_of_means_point,
 )
+from ldprepro.experiments.histogram_figures import BASELINE
+from ldprepro.experiments.histograms import run_rows
+from ldprepro.experiments.kinds.histogram import drawn_rows
 from ldprepro.papers import declared_claims
-from ldprepro.papers.bshp.claims import judge_figure, paper_repetitions
-from ldprepro.papers.bshp.runs import BASELINE, run_job
+from ldprepro.papers.bshp.claims import judge_figure
+
+
+def run_job(fig, protocol, dataset, method, positions, seed, figure) -> list[dict]:
+    """Every ε × r × repetition of one collector on one dataset (the histogram kind's job rows)."""
+    entry = {**protocol, **fig}
+    return [row for e in fig["eps"] for row in run_rows(entry, "bshp", figure, dataset, method, positions, seed, e)]
+
 
 CITIES = {
     "aa": {"dataset": "ds_a", "title": "City A (full year)", "data_role": "paper"},
@@ -35,9 +44,10 @@ SIGMA = 0.7  # per-repetition log-MSE sd of the constructed results
 
 def _fig(kind: str, cities=("aa",), eps=(15.0,), ratios=(0.8,), reps=20, **kw) -> dict:
     return {
-        "kind": kind,
+        "kind": "histogram",
+        "plot": kind,
         "cities": list(cities),
-        "methods": METHODS,
+        "mechanisms": METHODS,
         "eps": list(eps),
         "ratios": list(ratios),
         "reps": reps,
@@ -56,7 +66,7 @@ def make_raw(
     frames = []
     for c in fig["cities"]:
         ds = cities[c]["dataset"]
-        for m in fig["methods"]:
+        for m in fig["mechanisms"]:
             for r in [1.0] if m == BASELINE else [float(x) for x in fig["ratios"]]:
                 for e in fig["eps"]:
                     mu = float(mean_mse(ds, m, r, float(e)))
@@ -349,12 +359,12 @@ def test_missing_data_role_and_unpaired_results_are_rejected():
 def test_extra_repetitions_are_labelled_and_leave_the_papers_runs_unchanged():
     pos = np.linspace(0, 1, 500, endpoint=False)
     prot = {"column": "salary", "folds": [3, 5, 7]}
-    fig = {"kind": "mse_eps", "eps": [4.0], "ratios": [0.6], "reps": 3}
+    fig = {"kind": "histogram", "plot": "mse_eps", "eps": [4.0], "ratios": [0.6], "reps": 3}
     plain = pd.DataFrame(run_job(fig, prot, "fixture", "bshp", pos, 5, "fig4"))
     more = pd.DataFrame(run_job({**fig, "claim_reps": 7}, prot, "fixture", "bshp", pos, 5, "fig4"))
     assert sorted(more["rep"].unique()) == list(range(7)) and sorted(plain["rep"].unique()) == [0, 1, 2]
     assert (more["extra_rep"] == (more["rep"] >= 3)).all() and not plain["extra_rep"].any()
-    kept = paper_repetitions(more)
+    kept = drawn_rows(more, fig)
     assert "extra_rep" not in kept.columns
     pd.testing.assert_frame_equal(kept.reset_index(drop=True), plain.drop(columns="extra_rep"))
 
@@ -403,12 +413,23 @@ def test_the_ratio_estimator_has_no_exact_expectation_so_its_claims_stay_simulat
     with the ratio estimator of Sec. 5.2 the MSE claims are tested on the repetitions, with HT they
     are decided exactly, from the same job code."""
     pos = np.random.default_rng(15).beta(2, 5, 3000)
-    fig = {"kind": "values", "cities": ["aa"], "methods": METHODS, "eps": [6.0], "ratios": [0.8], "reps": 30}
+    fig = {
+        "kind": "histogram",
+        "plot": "values",
+        "cities": ["aa"],
+        "mechanisms": METHODS,
+        "eps": [6.0],
+        "ratios": [0.8],
+        "reps": 30,
+    }
     for estimator, exact in (("ratio", False), ("horvitz_thompson", True)):
         prot = {"column": "salary", "folds": [3, 5, 7], "estimator": estimator}
         raw = pd.DataFrame([row for m in METHODS for row in run_job(fig, prot, "ds_a", m, pos, 5, "fig2")])
         theory = raw[raw["metric"] == "mse_theory"]
         assert set(theory["mechanism"]) == ({BASELINE, "bshp", "wshp"} if exact else {BASELINE})
+        # the contract's one convention for exact rows (ldprepro.experiments.kinds): rep 0, theory_exact
+        assert (theory["rep"] == 0).all() and theory["theory_exact"].eq(True).all()
+        assert raw.loc[raw["metric"] != "mse_theory", "theory_exact"].isna().all()
         out = judge_figure(raw, fig, "fig2", {"aa": CITIES["aa"]}, {})
         row = out[out["claim"].str.contains("outperform")].iloc[0]
         assert pd.isna(row["p_value"]) == exact

@@ -22,10 +22,10 @@ SCRIPTS = ROOT / "workflow" / "scripts"
 EVERY_JOB = ("sklearn", "numba")
 #: the most numerous compute jobs (90, 27, 18 and 8 at paper scale): no plotting, no claim engine,
 #: no report, no scipy (the claim engine's scipy.stats alone is ~1 s of CPU)
-COMPUTE = ("experiment_job.py", "bshp_job.py", "benchmark_job.py")
+COMPUTE = ("experiment_job.py", "benchmark_job.py")
 NOT_IN_COMPUTE = ("matplotlib", "ldprepro.claims", "ldprepro.report", "scipy")
 #: rendering jobs (one per figure): no compiled samplers
-RENDER = ("experiment_figure.py", "bshp_figure.py")
+RENDER = ("experiment_figure.py",)
 
 
 def startup_imports(script: Path) -> list[str]:

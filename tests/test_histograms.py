@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from stats_helpers import Z, assert_discrete_law, assert_mean, assert_variance
@@ -23,8 +24,17 @@ from ldprepro.domain.histograms import (
     waterfill,
     wshp_ratios,
 )
-from ldprepro.papers.bshp.runs import METHODS, run_job
+from ldprepro.experiments.histograms import run_rows
 from ldprepro.pipeline.seeding import rng_for
+
+METHODS = ("split_baseline", "bshp", "wshp")
+
+
+def run_job(fig, protocol, dataset, method, positions, seed, figure) -> list[dict]:
+    """Every ε × r × repetition of one collector on one dataset (the histogram kind's job rows)."""
+    entry = {**protocol, **fig}
+    return [row for e in fig["eps"] for row in run_rows(entry, "bshp", figure, dataset, method, positions, seed, e)]
+
 
 P357 = integrated_partition([3, 5, 7])
 #: a skewed interval histogram of n = 20,000 contributors (salary-like: mass in the low intervals)
@@ -259,7 +269,7 @@ def test_split_baseline_is_unbiased_with_the_sue_variance_at_eps_over_m():
 
 
 # ---------------------------------------------------------------------------------------- runner
-FIG = {"kind": "values", "eps": [3.0, 15.0], "ratios": [0.8, 0.4], "reps": 4}
+FIG = {"kind": "histogram", "plot": "values", "eps": [3.0, 15.0], "ratios": [0.8, 0.4], "reps": 4}
 
 
 def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
@@ -277,7 +287,7 @@ def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
             assert {r["value"] for r in a if r["metric"] == "bits_per_user"} == {15.0}
             assert all(math.isnan(r["eps_paper_claim"]) for r in a)
     # per-user and sufficient-statistic simulation: mean MSE over many runs vs its exact expectation
-    fig = {"kind": "mse_eps", "eps": [4.0], "ratios": [0.6], "reps": 200}
+    fig = {"kind": "histogram", "plot": "mse_eps", "eps": [4.0], "ratios": [0.6], "reps": 200}
     for simulation in ("sufficient_statistics", "per_user"):
         for method in ("bshp", "wshp", "split_baseline"):
             rows = run_job(fig, {**prot, "simulation": simulation}, "fixture", method, pos, 12, "fig4")
@@ -293,31 +303,42 @@ def test_runner_rows_are_deterministic_and_mse_matches_theory_on_average():
 def test_unavailable_city_is_drawn_as_not_available(tmp_path):
     import pandas as pd
 
-    from ldprepro.papers.bshp.plots import plot_mse_figure, plot_values_figure
+    from ldprepro.experiments.kinds import histogram
     from ldprepro.pipeline.results import KEY_COLUMNS
 
-    cities = {"nyc": {"dataset": "salary_nyc", "title": "New York City"}}
+    panels = [{"city": "nyc", "dataset": "salary_nyc", "title": "New York City"}]
     empty = pd.DataFrame(columns=KEY_COLUMNS)
     reason = {"salary_nyc": "needs network (Socrata API)"}
-    plot_values_figure(
-        empty,
-        {"kind": "values", "cities": ["nyc"], "methods": list(METHODS)},
-        cities,
-        {},
-        reason,
-        "fig1",
-        tmp_path / "v.png",
-        tmp_path / "v.svg",
-    )
-    plot_mse_figure(
-        empty,
-        {"kind": "mse_eps", "cities": ["nyc"], "methods": list(METHODS), "ratios": [0.8]},
-        cities,
-        {},
-        reason,
-        "fig4",
-        tmp_path / "m.png",
-        tmp_path / "m.svg",
-    )
+    fig = {"kind": "histogram", "panels": panels, "mechanisms": list(METHODS), "ratios": [0.8]}
+    histogram.plot(empty, {**fig, "plot": "values"}, reason, "fig1", tmp_path / "v.png", tmp_path / "v.svg")
+    histogram.plot(empty, {**fig, "plot": "mse_eps"}, reason, "fig4", tmp_path / "m.png", tmp_path / "m.svg")
     for name in ("v.svg", "m.svg"):
         assert "not available" in (tmp_path / name).read_text()
+
+
+def test_a_collector_registered_by_name_runs_in_a_histogram_figure():
+    """The kind runs any collector registered like the built-in ones (a mechanism plugin's module
+    calls register_collector): here bit sampling at half the figure's ratio, whose rows are
+    bshp's at that ratio, exact rows included; the parse-time check then knows its name."""
+    from ldprepro.domain.histograms import BitSampling
+    from ldprepro.experiments import histograms
+    from ldprepro.pipeline.mechanism_names import registered_collectors
+
+    pos = np.random.default_rng(4).beta(2, 5, 2000)
+    base = {"folds": [3, 5, 7], "eps": [4.0], "reps": 3}
+    histograms.register_collector("half_bshp", lambda part, eps, r, o: BitSampling(part, eps, r / 2))
+    try:
+        assert "half_bshp" in registered_collectors()
+        with pytest.raises(ValueError, match="already registered"):
+            histograms.register_collector("half_bshp", lambda *a: None)
+        mine = pd.DataFrame(run_rows({**base, "ratios": [0.8]}, "p", "f", "d", "half_bshp", pos, 5, 4.0))
+    finally:
+        del histograms.COLLECTORS["half_bshp"]
+    bshp = pd.DataFrame(run_rows({**base, "ratios": [0.4]}, "p", "f", "d", "bshp", pos, 5, 4.0))
+    theory = mine[mine["metric"] == "mse_theory"]
+    assert len(theory) == 4 and theory["theory_exact"].all()
+    keyed = ["metric", "query", "bin", "rep"]
+    a = mine[mine["metric"] == "mse_theory"].sort_values(keyed)["value"].to_numpy()
+    b = bshp[bshp["metric"] == "mse_theory"].sort_values(keyed)["value"].to_numpy()
+    assert np.array_equal(a, b)  # the same collector law; only the name (and so the random stream) differs
+    assert "half_bshp" not in registered_collectors()

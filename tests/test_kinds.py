@@ -26,7 +26,7 @@ from ldprepro.pipeline.verify import grid_problems
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
-KINDS_SHOWN = ("mean", "sgd", "frequency", "variance")
+KINDS_SHOWN = ("mean", "sgd", "frequency", "variance", "histogram")
 
 
 def docs_example(kind: str) -> dict:
@@ -250,12 +250,13 @@ def test_the_examples_build_with_configfile_and_no_code(tmp_path):
     from workflow_cmd import snakemake_cmd
 
     mine = {"papers": {}}
-    for kind in ("sgd", "frequency", "variance"):
+    for kind in ("sgd", "frequency", "variance", "histogram"):
         mine["papers"].update(docs_example(kind)["papers"])
     user = tmp_path / "papers.yaml"
     user.write_text(yaml.safe_dump(mine, allow_unicode=True), encoding="utf-8")
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(smoke_config(), allow_unicode=True))
     targets = ["figures/wang17/fig1.png", "figures/wang19/fig2.png", "figures/toysgd/fig1.png"]
+    targets.append("figures/salaries/fig1.png")  # the histogram figure on the mirrored San Francisco salaries
     cmd = snakemake_cmd("--cores", "2", "--configfile", str(user), "--", *targets)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_mirror_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -265,8 +266,83 @@ def test_the_examples_build_with_configfile_and_no_code(tmp_path):
     assert wang19.loc["PM's worst-case variance is smaller than Duchi et al.'s for ε > 1.29", "verdict"] == "holds"
     assert (wang17["data_role"] == "paper").all()
     assert pd.read_parquet(tmp_path / "results/toysgd/fig1/claims.parquet")["verdict"].notna().all()
+    salaries = pd.read_parquet(tmp_path / "results/salaries/fig1/claims.parquet")
+    assert salaries["verdict"].tolist() == ["holds", "holds"]  # BSHP beats the baseline exactly; MC agrees
     for t in targets:
         assert (tmp_path / t).stat().st_size > 1000
+
+
+def salary_data(n: int = 20_000, seed: int = 3) -> tuple[pd.DataFrame, dict]:
+    """A constructed salary column (log-normal, skewed as payrolls are) and its data card."""
+    x = np.random.default_rng(seed).lognormal(11.0, 0.5, n)
+    card = {"dataset": "salary_sf", "columns": [{"name": "salary", "type": "numeric", "domain": [x.min(), x.max()]}]}
+    return pd.DataFrame({"salary": x}), card
+
+
+def test_the_histogram_figure_decides_bshp_against_the_split_baseline_exactly(tmp_path):
+    """The printed histogram example, in this process on a constructed salary column: the exact
+    rows follow the contract (mse_theory, rep 0, theory_exact), the comparison is decided exactly
+    and holds at ε ≤ 8, and is refuted exactly at ε = 16, where bit sampling's halved per-bit
+    budget costs more than answering each consumer separately (paper 001, Fig. 4's crossing)."""
+    from ldprepro.pipeline.results import aggregate
+
+    paper, fig, entry = only_entry(docs_example("histogram"))
+    kind = kinds.load("histogram")
+    df, card = salary_data()
+
+    def decide(e):
+        frames = []
+        for m in e["mechanisms"]:
+            rows = kind.run_job(e, e["panels"][0], m, df, card, 7, paper, fig, lambda *a: None)
+            frame = tidy_frame(rows, extra_order=kind.COLUMN_ORDER)
+            assert grid_problems(frame, Path(f"salary_sf__{m}.parquet"), kind.grid(e)) == []
+            frames.append(frame)
+        raw = pd.concat(frames, ignore_index=True)
+        return raw, decide_figure(paper, fig, raw, e, {}, kind.claim_rows(raw, e)).set_index("claim")
+
+    raw, claims = decide(entry)
+    beats = claims.loc["BSHP's MSE is smaller than the split baseline's at every ε"]
+    assert (beats["verdict"], beats["evidence"]) == ("holds", "exact computation agrees at every point (4)")
+    assert claims.loc["The simulated MSE agrees with the exact expected MSE", "verdict"] == "holds"
+    theory = raw[raw["metric"] == "mse_theory"]
+    assert (theory["rep"] == 0).all() and theory["theory_exact"].eq(True).all()
+    assert len(theory) == 2 * 4 * 3  # (baseline, bshp) × ε × (every consumer, 4 bins, 10 bins)
+    _, high = decide({**entry, "eps": [16]})
+    assert high.loc["BSHP's MSE is smaller than the split baseline's at every ε", "verdict"] == "does not hold"
+    kind.plot(aggregate(kind.drawn_rows(raw, entry)), entry, {}, "t", tmp_path / "h.png", tmp_path / "h.svg")
+    assert (tmp_path / "h.png").stat().st_size > 1000
+
+
+def test_a_histogram_entry_its_plot_cannot_draw_is_refused_naming_the_key():
+    _, _, entry = only_entry(docs_example("histogram"))
+    two = {**entry, "plot": "values", "panels": entry["panels"] * 2}
+    assert kinds.entry_problems(two, "h") == [
+        "h: plot: values draws one panel's histograms, got 2 panels: one per figure"
+    ]
+    assert "one sampling ratio" in kinds.entry_problems({**entry, "ratios": [0.8, 0.4]}, "h")[0]
+    no_column = {k: v for k, v in entry.items() if k != "column"}
+    assert "name the numeric column" in kinds.entry_problems(no_column, "h")[0]
+    cfg = base_config()
+    cfg["papers"] = {"p": {"fig1": {**entry, "mechanisms": ["split_baseline", "grr"]}}}
+    (problem,) = mechanism_problems(cfg, BUILTIN_MECHANISMS)
+    assert "unknown histogram collector 'grr' in papers.p.fig1.mechanisms" in problem
+
+
+def test_a_section_names_its_histogram_panels_and_options_once():
+    section = {
+        "protocol": {"column": "salary", "folds": [3, 5, 7], "estimator": "horvitz_thompson"},
+        "cities": {"sf": {"dataset": "salary_sf", "data_role": "paper"}},
+    }
+    entry = {"kind": "histogram", "cities": ["sf"], "folds": [4], "mechanisms": ["bshp"]}
+    out = kinds.section_entry(section, entry, "bshp.fig9")
+    assert out["panels"] == [{"city": "sf", "dataset": "salary_sf", "data_role": "paper"}]
+    assert (out["column"], out["folds"], out["estimator"]) == ("salary", [4], "horvitz_thompson")  # the entry wins
+    with pytest.raises(ValueError, match=r"bshp\.fig9\.cities names \['la'\], which are not under bshp\.cities"):
+        kinds.section_entry(section, {**entry, "cities": ["la"]}, "bshp.fig9")
+    assert kinds.section_entry(section, {"kind": "mean", "cities": ["sf"]}, "x.fig1") == {
+        "kind": "mean",
+        "cities": ["sf"],
+    }
 
 
 # ------------------------------------------------------------------------- the kinds' other panels

@@ -129,7 +129,8 @@ def test_rules_size_compute_jobs_by_their_card():
     """The compute rules pass their data card to the model (so resources follow the data)."""
     rules = {p.stem: p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")}
     # the experiment rules size a job by its kind's family (ldprepro.experiments.kinds: kind_family)
-    for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job"), ("bshp", "bshp_job")]:
+    # (paper 001's histogram jobs too: kind histogram's family is bshp_job, test_kinds.py)
+    for smk, family in [("experiments", "kind_family"), ("benchmark", "benchmark_job")]:
         assert re.search(r"res\([^)]*" + family + r'[\s\S]*?card="card"', rules[smk]), smk
     # paper 004's experiment jobs (kinds.PAPER_KINDS["joint_distribution"]): its family, sized by the card
     assert 'res(_spec.resource_family, entry=_exp, card="card")' in rules["experiments"]
@@ -142,14 +143,14 @@ def test_rules_size_compute_jobs_by_their_card():
     [
         ("figure_job.mean", {"eps": [0.5, 1.0], "reps": 10, "mechanisms": ["pm", "hm", "duchi"]}),
         ("figure_job.sgd", {"eps": [1.0], "folds": 5, "mechanisms": ["pm", "hm"]}),
-        ("bshp_job", {"eps": [1.0, 2.0], "reps": 5, "methods": ["bshp", "wshp", "split_baseline"]}),
+        ("bshp_job", {"eps": [1.0, 2.0], "reps": 5, "mechanisms": ["bshp", "wshp", "split_baseline"]}),
         ("ldpfl_fig1_mechanism", {"mc_users": 1000, "mc_reps": 5, "mc_eps": [1.0], "mechanisms": ["pm", "hm"]}),
     ],
 )
 def test_a_job_running_several_mechanisms_does_their_work_summed(family, entry):
     """A panel job (every mechanism of a figure on one dataset), a BSHP city job or ldpfl Fig. 1's
     job declares the work of its mechanisms added up, and the memory of one."""
-    names = entry.get("mechanisms") or entry["methods"]
+    names = entry["mechanisms"]
     one = R.job_sizes(family, entry, (5000, 7))
     grouped = R.job_sizes(family, {**entry, "job_mechanisms": names}, (5000, 7))
     assert one[1] > 0 and grouped == (one[0], one[1] * len(names))
@@ -208,8 +209,8 @@ def _rules_and_their_families():
         starts = [(m.start(), m.group(1)) for m in re.finditer(r"^\s*rule(?: (\w+))?:\s*$", text, re.M)]
         for (pos, name), (end, _) in zip(starts, [*starts[1:], (len(text), None)]):
             block = text[pos:end]
-            computed = re.search(r"name:\s*_spec\.(job_rule|render_rule)\.format", block)
-            # a paper kind's rules are named by its spec (KindSpec.job_rule / render_rule)
+            computed = re.search(r'name:\s*(?:_spec|KINDS\[_entry\["kind"\]\])\.(job_rule|render_rule)\.format', block)
+            # a kind's rules are named by its spec (KindSpec.job_rule / render_rule)
             name = name or (f"<{computed.group(1)}>" if computed else re.search(r'name:\s*f"(\w+?_)\{', block).group(1))
             call = re.search(r"\*\*res\(", block)
             if call is None:
@@ -221,6 +222,19 @@ def _rules_and_their_families():
     return out
 
 
+def _a_figure_of(spec, config) -> tuple[str, str]:
+    """(paper, figure) of a config entry of the kind ``spec`` (its config key for a paper kind), else
+    an invented one."""
+    if spec.config_key:
+        paper, _, figure = spec.config_key.partition(".")
+        return paper, figure or "fig1"
+    for paper, section in config.items():
+        for fig, entry in (section or {}).items() if isinstance(section, dict) else ():
+            if isinstance(entry, dict) and entry.get("kind") == spec.name:
+                return paper, fig
+    return "p", "fig1"
+
+
 def test_every_rule_is_sized_as_the_one_rule_to_family_table_says():
     """Which family a rule's jobs are sized as lives in one place (resources.RULE_FAMILIES, and for the
     shared experiment rules the kind's KindSpec.resource_family), which timing/ imports: each rule's
@@ -230,19 +244,23 @@ def test_every_rule_is_sized_as_the_one_rule_to_family_table_says():
 
     rules = _rules_and_their_families()
     assert len(rules) > 20
-    tasks = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmark"]
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    tasks = config["benchmark"]
     for smk, name, arg in rules:
         sample = name + "x" if name.endswith("_") else name
-        if name.startswith("<"):  # one block for every paper kind: each spec's rule is sized as it says
-            specs = [s for s in PAPER_KINDS.values() if getattr(s, name[1:-1])]
-            # a render rule that also computes (shape in_render) is sized as its kind's family
-            assert specs and arg in ("_spec.resource_family", '"render"'), (smk, name, arg)
+        if name.startswith("<"):  # the template's blocks: each kind's rule is sized as its spec says
+            attr = name[1:-1]
+            specs = [s for s in [*KINDS.values(), *PAPER_KINDS.values()] if getattr(s, attr)]
+            assert specs and (arg in ("_spec.resource_family", '"render"') or arg.startswith("kind_family(")), (
+                smk,
+                arg,
+            )
             for spec in specs:
-                paper, _, figure = (spec.config_key or "").partition(".")
-                rule = getattr(spec, name[1:-1]).format(paper=paper, figure=figure or "fig1", experiment="x")
-                computes = name == "<job_rule>" or spec.shape == "in_render"
-                want = spec.resource_family if computes else "render"
-                assert R.rule_family(rule) == want, (spec.name, rule)
+                paper, figure = _a_figure_of(spec, config)
+                rule = getattr(spec, attr).format(paper=paper, figure=figure, experiment="x")
+                # a render that computes (shape in_render, ldpfl Fig. 4) is sized as its kind's family
+                want = spec.resource_family if attr == "job_rule" or spec.shape == "in_render" else "render"
+                assert R.rule_family(rule, spec.resource_family if R.runs_a_kind(rule) else None) == want, rule
             continue
         if arg is None:
             assert R.rule_family(sample) is None and not R.runs_a_kind(sample), (smk, name)
@@ -255,12 +273,12 @@ def test_every_rule_is_sized_as_the_one_rule_to_family_table_says():
         else:
             assert arg == f'"{R.rule_family(sample)}"', (smk, name, arg)
     named = {name for _, name, _ in rules}
-    for spec in PAPER_KINDS.values():  # the rules the paper kinds' specs name
-        paper, _, figure = (spec.config_key or "").partition(".")
-        for pattern in (spec.job_rule, spec.render_rule):
-            if pattern:
-                rule = pattern.format(paper=paper, figure=figure, experiment="")
-                named.add(rule)
+    for spec in [*KINDS.values(), *PAPER_KINDS.values()]:  # the rules the kinds' specs name
+        paper, figure = _a_figure_of(spec, config)
+        figure = figure if "." in (spec.config_key or "") else ""  # else the prefix of a rule per figure
+        patterns = [p for p in (spec.job_rule, spec.render_rule) if p]
+        named |= {p.format(paper=paper, figure=figure, experiment="") for p in patterns}
+        named |= {p.split("{")[0] for p in patterns if not p.startswith("{")}  # panel_job_, figure_
     assert set(R.RULE_FAMILIES) | set(R.KIND_RULES) <= named, "a table entry names no rule of the workflow"
 
 

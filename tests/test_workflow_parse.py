@@ -177,7 +177,9 @@ def _hashes(src: Path, scripts: list[str]) -> dict:
 
 
 def test_code_hash_follows_the_modules_a_script_imports(tmp_path):
-    scripts = [str(REPO / "workflow/scripts" / s) for s in ("experiment_job.py", "data_synthetic.py", "bshp_job.py")]
+    scripts = [
+        str(REPO / "workflow/scripts" / s) for s in ("experiment_job.py", "data_synthetic.py", "experiment_figure.py")
+    ]
     files = {s: {p.name for p in pipeline.code_files(s)} for s in scripts}
     assert {"piecewise.py", "mean_figures.py", "sgd.py", "seeding.py"} <= files[scripts[0]]
     assert "piecewise.py" not in files[scripts[1]]

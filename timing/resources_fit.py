@@ -104,7 +104,7 @@ def classify(rel: str, rule: str, config: dict, scale: str):
     if head == "bshp":
         entry = figure_entry(config, "bshp", parts[1], scale)
         if "__" not in parts[2]:  # one job per (figure, city): every method of the figure
-            entry = {**entry, "job_mechanisms": entry["methods"]}
+            entry = {**entry, "job_mechanisms": entry.get("mechanisms") or entry["methods"]}
             return fam, parts[2], f"bshp:{parts[1]}:city", entry, True
         return fam, parts[2].split("__")[0], f"bshp:{parts[1]}", entry, True
     if head == "lremh":

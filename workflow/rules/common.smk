@@ -14,6 +14,7 @@ from ldprepro.experiments.kinds import (
     PAPER_KINDS,
     entry_problems as kind_entry_problems,
     kind_names,
+    section_entry,
     needs_data as kind_needs_data,
 )
 from ldprepro.pipeline import resources as job_resources
@@ -207,12 +208,21 @@ def config_entry(paper, figure):
 def figure_params(paper, figure=None):
     """A figure's config entry (or a top-level entry such as `audit` when figure is None), with
     its `smoke` overrides applied when scale is smoke (sizes and repetitions only; the method
-    never changes)."""
+    never changes), and what its paper section names once for all its figures (a histogram
+    figure's cities and protocol: ldprepro.experiments.kinds.section_entry)."""
     entry = dict(config[paper] if figure is None else config_entry(paper, figure))
     smoke = entry.pop("smoke", {})
     if config["scale"] == "smoke":
         entry.update(smoke)
-    return entry
+    if figure is None:
+        return entry
+    papers = config.get("papers", {})
+    key = f"papers.{paper}.{figure}" if paper in papers else f"{paper}.{figure}"
+    section = papers[paper] if paper in papers else config[paper]
+    try:
+        return section_entry(section, entry, key)
+    except ValueError as exc:
+        raise ValueError(f"{CONFIG_ORIGIN.of(key)}: {exc}") from None
 
 
 def unavailable_datasets(names):
@@ -234,6 +244,14 @@ def job_outputs(paper, fig, entry, unavailable):
         if p["dataset"] not in unavailable
         for m in entry["mechanisms"]
     ]
+
+
+def figure_cards(entry, unavailable):
+    """The data cards of a figure's available panels, for a kind whose plot reads them
+    (KindSpec.render_cards); none for any other kind."""
+    if not KINDS[entry["kind"]].render_cards:
+        return []
+    return [f"data/processed/{p['dataset']}.json" for p in entry["panels"] if p["dataset"] not in unavailable]
 
 
 def figure_compute(entry):

@@ -1,13 +1,16 @@
 # Config-driven experiment figures: entries `<paper>.<figN>` with a `kind` of the kind registry
-# (ldprepro.experiments.kinds: mean, sgd, frequency, variance), for papers 000, 002 and 003, for the
-# papers added under `papers:` and for your own experiments under `experiments:` (docs/extending.md).
-# Every kind goes through these rules; what a job computes, its grid and its plot are its kind's.
+# (ldprepro.experiments.kinds: mean, sgd, frequency, variance, histogram), for papers 000, 001, 002
+# and 003, for the papers added under `papers:` and for your own experiments under `experiments:`
+# (docs/extending.md). Every kind goes through these rules; what a job computes, its grid and its
+# plot are its kind's, and so are its rules' names (KindSpec.job_rule, render_rule).
 #   results/<paper>/<figN>/<dataset>__<mechanism>.parquet   ε × sweep × size × reps of one mechanism
-#     written by one job per panel (rule panel_job_<paper>_<figN>: every mechanism of the figure on
-#     that dataset, so the start-up is paid once), or, on a dataset marked `one_job_per_mechanism`
+#     written by one job per panel (rule panel_job_<paper>_<figN>, bshp_job_<figN> for paper 001's
+#     histograms: every mechanism of the figure on that dataset, so the start-up is paid once), or,
+#     on a dataset marked `one_job_per_mechanism`
 #     (the IPUMS censuses, WISDM), by one job per mechanism (rule figure_job); same rows either way
 #   results/<paper>/<figN>/summary.parquet, claims.parquet   aggregated table and verdicts
 #   figures/<paper>/<figN>.png, .svg                         one panel per dataset
+#     (rule figure_<paper>_<figN>; bshp_figure_<figN> for paper 001)
 # Panels whose dataset cannot be obtained here are drawn as "not available: <reason>"; the figures
 # with no panel left to compute are drawn together, by rule figures_not_available.
 
@@ -220,7 +223,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
 
     rule:
         name:
-            f"panel_job_{_paper}_{_fig}"
+            KINDS[_entry["kind"]].job_rule.format(paper=_paper, figure=_fig)
         input:
             parquet=lambda w, _e=_entry: panel_data(_e, w.dataset, "parquet"),
             card=lambda w, _e=_entry: panel_data(_e, w.dataset, "json"),
@@ -271,10 +274,12 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
 
     rule:
         name:
-            f"figure_{_paper}_{_fig}"
+            KINDS[_entry["kind"]].render_rule.format(paper=_paper, figure=_fig)
         input:
             **figure_report_inputs(_paper, _fig),
             jobs=job_outputs(_paper, _fig, _entry, UNAVAILABLE),
+            # the panels' data cards, for a kind whose plot reads them (KindSpec.render_cards)
+            cards=figure_cards(_entry, UNAVAILABLE),
         output:
             **experiment_figure_outputs(_paper, _fig),
         log:
@@ -329,11 +334,20 @@ FIGURES_MEAN = [f"figures/{paper}/{fig}.png" for paper, fig in PAPER_KIND_FIGURE
     f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "mean"
 ]
 FIGURES_SGD = [f"figures/{paper}/{fig}.png" for (paper, fig), e in MEAN_FIGURES.items() if e["kind"] == "sgd"]
+FIGURES_BSHP = [
+    f"figures/bshp/{fig}.{ext}" for (paper, fig) in MEAN_FIGURES if paper == "bshp" for ext in ("png", "svg")
+]
 
 
 localrules:
     figures_mean,
     figures_sgd,
+    figures_bshp,
+
+
+rule figures_bshp:
+    input:
+        FIGURES_BSHP,
 
 
 rule figures_mean:

@@ -6,10 +6,9 @@
 
 
 REPORT_CLAIMS = [f"results/{f['paper']}/{f['figure']}/claims.parquet" for f in FIGURE_REGISTRY]
-# A data card for every dataset a figure uses (mean/SGD panels, BSHP cities, LREMH experiments).
+# A data card for every dataset a figure uses (experiment panels, BSHP cities included; LREMH experiments).
 REPORT_DATASETS = sorted(
     {p["dataset"] for _e in MEAN_FIGURES.values() for p in _e["panels"]}
-    | {c["dataset"] for _cs in BSHP_CITIES.values() for c in _cs.values()}
     | {_e["dataset"] for _e in LREMH_EXPERIMENTS.values()}
 )
 REPORT_CARDS = [f"data/processed/{ds}.json" for ds in REPORT_DATASETS if ds not in UNAVAILABLE_ALL]
@@ -29,13 +28,8 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             continue
         if _p["dataset"] in PER_MECHANISM:  # rule figure_job
             REPORT_JOB_LOGS += [f"logs/{_paper}/{_fig}/{_p['dataset']}__{m}.log" for m in _entry["mechanisms"]]
-        else:  # rule panel_job_<paper>_<fig>
+        else:  # rule panel_job_<paper>_<fig> (bshp_job_<fig>: KindSpec.job_rule)
             REPORT_JOB_LOGS.append(f"logs/{_paper}/{_fig}/{_p['dataset']}.log")
-for _fig, _entry in BSHP_FIGURES.items():
-    REPORT_JOB_LOGS += [
-        f"logs/bshp/{_fig}/{ds}.log"  # rule bshp_job_<figN>: one job per city
-        for ds in sorted({c["dataset"] for c in BSHP_CITIES[_fig].values()} - set(BSHP_UNAVAILABLE))
-    ]
 REPORT_JOB_LOGS += [
     f"logs/lremh/{name}.log" for name, e in LREMH_EXPERIMENTS.items() if e["dataset"] not in LREMH_UNAVAILABLE
 ]

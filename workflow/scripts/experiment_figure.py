@@ -27,5 +27,6 @@ elif hasattr(p, "figures"):  # several figures, each with its own params, output
             SimpleNamespace(**figure["params"]), SimpleNamespace(**figure["output"]), [], figure["report_prose"]
         )
 else:
-    render_experiment_figure(p, snakemake.output, snakemake.input.jobs, snakemake.input.report_prose)
+    cards = getattr(snakemake.input, "cards", [])  # a kind whose plot reads the cards (render_cards)
+    render_experiment_figure(p, snakemake.output, snakemake.input.jobs, snakemake.input.report_prose, cards)
 done("experiment_figure: " + ", ".join(map(str, snakemake.output)))

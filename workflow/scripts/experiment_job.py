@@ -5,7 +5,8 @@ mechanism, ε, …), so the rows do not depend on how the mechanisms are grouped
 whose computation an earlier figure's job already does (``params.shared``: Figs. 11-13 of paper 002
 repeating curves of Figs. 6, 8 and 9; ldprepro.pipeline.shared_jobs) is not run again: its file is
 that job's rows, checked against this figure's grid and relabelled. What a job of each kind
-computes is its kind's ``run_job`` (ldprepro.experiments.kinds: mean, sgd, frequency, variance); a
+computes is its kind's ``run_job`` (ldprepro.experiments.kinds: mean, sgd, frequency, variance,
+histogram); a
 panel of a data-free kind (synthetic counts, a worst-case input) reads no dataset. A kind bound to one
 paper's config (kinds.PAPER_KINDS) runs here too: shape ``mechanisms`` (one data-free job, a file per
 mechanism: ldpfl Fig. 1) through its ``run_job``, shape ``experiment`` (one job feeding several
@@ -50,7 +51,7 @@ def run_mechanisms() -> str:
         rows = kind.run_job(
             fig, params.panel, mechanism, df, card, params.seed, params.paper, params.figure, progress, params.split_of
         )
-        write_results(tidy_frame(rows), output)
+        write_results(tidy_frame(rows, extra_order=getattr(kind, "COLUMN_ORDER", None)), output)
         written += len(rows)
     return f"{written} rows written ({len(mechanisms)} mechanism(s))"
 

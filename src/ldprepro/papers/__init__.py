@@ -85,12 +85,28 @@ def default_role(paper: str, figure: str, section: dict | None) -> str:
     return "paper"
 
 
-def decide_figure(paper: str, figure: str, raw, fig: dict, unavailable: dict | None = None):
+def decide_figure(paper: str, figure: str, raw, fig: dict, unavailable: dict | None = None, claim_rows=None):
     """The figure's claims table: its declared claims (``declared_claims``) decided by the one
-    dispatcher (``ldprepro.claims.dispatch.claims_for``) on the per-repetition results ``raw``."""
+    dispatcher (``ldprepro.claims.dispatch.claims_for``) on the per-repetition results ``raw``.
+    ``claim_rows``: the rows the claim language's tests read when they are not ``raw`` (a kind's
+    ``claim_rows``: a histogram figure's curves over every consumer); a ``function`` claim, a
+    paper's own computation, always reads ``raw``."""
     from ldprepro.claims.dispatch import claims_for
 
     section = paper_section(paper, figure)
     declarations, where = declared_claims(paper, figure, fig, section)
     role = default_role(paper, figure, section)
-    return claims_for(paper, figure, raw, fig, unavailable, declarations, where, default_role=role)
+    if claim_rows is None:
+        return claims_for(paper, figure, raw, fig, unavailable, declarations, where, default_role=role)
+    import pandas as pd
+
+    own = [d for d in declarations["claims"] if d.get("test") == "function"]
+    rest = [d for d in declarations["claims"] if d.get("test") != "function"]
+    tables = []
+    if own or not rest:
+        spec = {**declarations, "claims": own}
+        tables.append(claims_for(paper, figure, raw, fig, unavailable, spec, where, default_role=role))
+    if rest:
+        spec = {**declarations, "claims": rest}
+        tables.append(claims_for(paper, figure, claim_rows, fig, unavailable, spec, where, default_role=role))
+    return tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)

@@ -15,6 +15,7 @@ names below are those of ``ldprepro.experiments.mean`` and ``ldprepro.domain.gra
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterable
 
 #: the built-in 1-D mechanisms, in the order ``ldprepro.domain.mechanisms`` registers them
@@ -27,10 +28,12 @@ NON_PRIVATE = "non_private"
 GRADED_SGD = ("hiera", "graded_laplace", "harmony", "pm", "harmony_at_level", "pm_at_level")
 #: the frequency oracles a ``kind: frequency`` figure runs (``ldprepro.domain.frequency.EPS_ORACLES``)
 FREQUENCY_ORACLES = ("grr", "sue", "oue", "olh", "blh", "ss", "hr")
+#: the collectors a ``kind: histogram`` figure runs (``ldprepro.experiments.histograms.COLLECTORS``)
+BUILTIN_COLLECTORS = ("split_baseline", "bshp", "wshp")
 #: the sections whose `figN` entries with an experiment `kind` are experiment figures
 #: (workflow/rules/experiments.smk); `experiments` (a user's own) and each paper under `papers` too,
 #: where the configuration has them
-EXPERIMENT_PAPERS = ("hiera", "ldpfl", "dct", "experiments")
+EXPERIMENT_PAPERS = ("hiera", "ldpfl", "dct", "experiments", "bshp")
 
 
 def registered_mechanisms(plugins: Iterable[str] | None) -> list[str]:
@@ -44,6 +47,13 @@ def registered_mechanisms(plugins: Iterable[str] | None) -> list[str]:
     mechanisms = importlib.import_module("ldprepro.domain.mechanisms")  # registers the built-in ones
     mechanisms.load_plugins(list(plugins))
     return list(mechanisms.MECHANISMS)
+
+
+def registered_collectors() -> list[str]:
+    """The histogram collectors: the built-in ones and, when a mechanism plugin has registered
+    more (it imported ldprepro.experiments.histograms), those too; nothing heavy is imported here."""
+    module = sys.modules.get("ldprepro.experiments.histograms")
+    return list(module.COLLECTORS) if module is not None else list(BUILTIN_COLLECTORS)
 
 
 def _config_yaml(key: str) -> str:
@@ -86,7 +96,7 @@ def mechanism_problems(
     - an SGD figure's ``mechanisms``: the registered ones and ``non_private`` (``collector:
       multidim``, the default), or :data:`GRADED_SGD` and ``non_private`` (``collector: graded``);
     - a frequency figure's ``mechanisms``: :data:`FREQUENCY_ORACLES`; a variance figure's: the
-      registered 1-D mechanisms.
+      registered 1-D mechanisms; a histogram figure's: the collectors (:func:`registered_collectors`).
 
     A frequency oracle named where a mechanism is expected (or the reverse) is told which kind runs it.
     """
@@ -105,9 +115,25 @@ def mechanism_problems(
     sections += [(f"papers.{paper}", entries) for paper, entries in (config.get("papers") or {}).items()]
     for prefix, entries in sections:
         for fig, entry in (entries if isinstance(entries, dict) else {}).items():
-            if not isinstance(entry, dict) or entry.get("kind") not in ("mean", "sgd", "frequency", "variance"):
+            if not isinstance(entry, dict) or entry.get("kind") not in (
+                "mean",
+                "sgd",
+                "frequency",
+                "variance",
+                "histogram",
+            ):
                 continue
             key = f"{prefix}.{fig}"
+            if entry["kind"] == "histogram":
+                known = registered_collectors()
+                out += [
+                    f"{origin(key)}: unknown histogram collector {name!r} in {key}.mechanisms (known: "
+                    f"{', '.join(known)}; a module of mechanism_plugins may register more: "
+                    "ldprepro.experiments.histograms.register_collector)"
+                    for name in _names(entry.get("mechanisms"))
+                    if name not in known
+                ]
+                continue
             check(f"{key}.discretize_mechanisms", entry.get("discretize_mechanisms"), registered)
             if entry["kind"] == "frequency":
                 for name in _names(entry.get("mechanisms")):

@@ -3,7 +3,7 @@
 Everything here runs at every parse of the Snakefile, which on a cluster means once per job, so
 this module imports neither numpy nor pandas nor scipy (tests/test_workflow_parse.py checks it).
 
-- figure/experiment entries -> rule parameters (:func:`figure_cities`, :func:`experiment_params`,
+- figure/experiment entries -> rule parameters (:func:`experiment_params`,
   :func:`experiment_outputs`);
 - rerun semantics: :func:`compute_params` strips presentation keys (titles, labels, colours,
   captions) from what a compute job receives, and :func:`code_hash` fingerprints the package
@@ -54,24 +54,6 @@ PRESENTATION_KEYS = frozenset(
 # ------------------------------------------------------------------------------------------------
 # config entries
 # ------------------------------------------------------------------------------------------------
-
-
-def figure_cities(bshp: dict, figure: str, entry: dict) -> dict[str, dict]:
-    """{city: its entry} for a BSHP figure (paper 001), failing at load time with the config key if
-    a city is unknown or a values figure has more than one city."""
-    cities = bshp.get("cities", {})
-    unknown = [c for c in entry["cities"] if c not in cities]
-    if unknown:
-        raise ValueError(
-            f"config.yaml: bshp.{figure}.cities names {unknown}, which are not under bshp.cities "
-            f"(known: {sorted(cities)})"
-        )
-    if entry["kind"] == "values" and len(entry["cities"]) != 1:
-        raise ValueError(f"config.yaml: bshp.{figure} (kind: values) draws one city, got {entry['cities']}")
-    focus = entry.get("focus_city")
-    if focus is not None and focus not in entry["cities"]:
-        raise ValueError(f"config.yaml: bshp.{figure}.focus_city {focus!r} is not one of its cities {entry['cities']}")
-    return {c: cities[c] for c in entry["cities"]}
 
 
 def experiment_params(section: dict, name: str, scale: str) -> dict:

@@ -2,9 +2,9 @@
 
 A figure entry's ``reps`` is the paper's number of repetitions, which draw the plotted curve. Some
 figures ask for more, for the power their claims' tests declare (docs/verdicts-standard.md):
-``test_reps`` (mean figures: HierA Figs. 1–2, DCT Fig. 2) or ``claim_reps`` (BSHP figures). Their jobs
+``test_reps`` (mean figures: HierA Figs. 1–2, DCT Fig. 2) or ``claim_reps`` (histogram figures: BSHP). Their jobs
 run the larger number; the extra repetitions are ours and are used only by the claims, never drawn.
-The jobs (``experiments.mean_figures``, ``papers.bshp.runs``), the check of their results
+The jobs (``experiments.mean_figures``, ``experiments.histograms``), the check of their results
 (``pipeline.verify``) and the pricing of the extra repetitions (timing/papers_reps.py) all read it
 here. (The resource model's work predictor, ``pipeline.resources.job_sizes``, is a separate,
 calibrated quantity.)

@@ -305,8 +305,3 @@ def experiment_grid(fig: dict) -> Grid:
         if fig.get("sizes"):
             axes["n_users"] = list(fig["sizes"])
     return Grid(eps=list(fig["eps"]), reps=reps, axes=axes)
-
-
-def bshp_grid(fig: dict) -> Grid:
-    """A BSHP figure: its ε and every repetition run (``reps``, or ``claim_reps`` when more)."""
-    return Grid(eps=list(fig["eps"]), reps=repetitions_run(fig))

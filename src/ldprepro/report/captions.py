@@ -37,12 +37,15 @@ def _value(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+#: the names that differ by the figure's kind (a histogram figure's ``folds`` are its consumers' queries)
+KIND_PARAMETERS = {"histogram": {"folds": "consumers' queries (bins)"}}
+
+
 def parameters_text(entry: dict) -> list[str]:
     """'ε: 0.1, 0.2, …' lines for the figure's configured parameters that a reader needs."""
+    labels = {**PARAMETERS, **KIND_PARAMETERS.get(entry.get("kind"), {})}
     return [
-        f"{label}: {_value(entry[k])}"
-        for k, label in PARAMETERS.items()
-        if k in entry and entry[k] not in (None, [], {})
+        f"{label}: {_value(entry[k])}" for k, label in labels.items() if k in entry and entry[k] not in (None, [], {})
     ]
 
 

@@ -15,7 +15,13 @@ here (:class:`KindSpec`, light: read at every workflow parse, no numpy) and in t
   figure, dataset, mechanism, …);
 - ``grid(fig) -> ldprepro.pipeline.verify.Grid``: the grid the rows must cover (checked before a
   figure is drawn or a shared result reused);
-- ``plot(summary, fig, unavailable, title, png, svg, claims)``: the default plot;
+- ``plot(summary, fig, unavailable, title, png, svg, claims)``: the default plot (a kind whose
+  spec says ``render_cards`` also gets ``cards={dataset: data card}``, the figure's card files
+  being inputs of its render);
+
+and may provide ``COLUMN_ORDER`` (the parameter columns first after the key columns,
+``tidy_frame``'s ``extra_order``) and ``drawn_rows(raw, fig)`` (the rows the curve is drawn from;
+default the repetitions below ``reps``);
 
 and, for every kind, the exact/theory rows follow ONE convention: a row ``metric =
 "<metric>_theory"``, ``rep = 0``, with ``theory_exact`` True when its value is the exact expectation
@@ -55,8 +61,9 @@ class KindSpec:
     #: the calibrated resource family its jobs are sized as (ldprepro.pipeline.resources)
     resource_family: str
     #: what its ``mechanisms`` are: ``mechanisms`` (registered 1-D mechanisms, checked by
-    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles), ``methods`` (a paper
-    #: kind's own estimators, checked by its schema: paper 004's EM, LASSO, LREMH)
+    #: ldprepro.pipeline.mechanism_names), ``oracles`` (frequency oracles), ``collectors``
+    #: (histogram collectors, ldprepro.experiments.histograms), ``methods`` (a paper kind's own
+    #: estimators, checked by its schema: paper 004's EM, LASSO, LREMH)
     names: str
     #: a panel with this key needs no dataset (synthetic counts, a mechanism's worst-case input)
     data_free_key: str | None
@@ -68,9 +75,13 @@ class KindSpec:
     shape: str = "panel"
     #: a paper kind's config entry (``ldpfl.fig1``) or, for the ``experiment`` shape, section (``lremh``)
     config_key: str | None = None
-    #: a paper kind's rule names, formatted with ``paper``, ``figure`` and ``experiment``
-    job_rule: str | None = None
-    render_rule: str | None = None
+    #: the names of its rules (workflow/rules/experiments.smk): a job's (None: the render computes,
+    #: shape ``in_render``) and the figure's render, formatted with ``paper``, ``figure`` and, for the
+    #: ``experiment`` shape, ``experiment``
+    job_rule: str | None = "panel_job_{paper}_{figure}"
+    render_rule: str = "figure_{paper}_{figure}"
+    #: whether its plot reads the panels' data cards (``plot(..., cards={dataset: card})``)
+    render_cards: bool = False
     #: the figure's title when its entry has none (registered for the report and the README)
     title: str = ""
     #: ``experiment`` shape: the figures an experiment feeds, its ``<role>_figure`` keys, and further
@@ -115,6 +126,18 @@ KINDS: dict[str, KindSpec] = {
         "mechanisms",
         "input",
         "a mechanism's variance (worst case or on a dataset's values) vs ε, closed form and Monte Carlo",
+    ),
+    "histogram": KindSpec(
+        "histogram",
+        "ldprepro.experiments.kinds.histogram",
+        "histogram_figure",
+        "bshp_job",
+        "collectors",
+        None,
+        "histogram publication: named collectors (split_baseline, bshp, wshp) on a numeric column, vs ε or r",
+        job_rule="{paper}_job_{figure}",
+        render_rule="{paper}_figure_{figure}",
+        render_cards=True,
     ),
 }
 
@@ -162,6 +185,7 @@ PAPER_KINDS: dict[str, KindSpec] = {
         "Zhao et al. Fig. 4: a piecewise mechanism's output density, exact and sampled, at a few inputs",
         shape="in_render",
         config_key="ldpfl.fig4",
+        job_rule=None,
         render_rule="{paper}_{figure}",
         title="PM-OPT output density",
     ),
@@ -207,7 +231,7 @@ def _named_for_the_code_fingerprint() -> None:
     fingerprint of a job (``ldprepro.pipeline.parse.code_hash``: it follows the import statements)
     cannot see; this import names every kind's module, so that editing one reruns the jobs and
     renders that may run it. tests/test_kinds.py checks that it names every kind of :data:`KINDS`."""
-    from ldprepro.experiments.kinds import frequency, mean, sgd, variance  # noqa: F401
+    from ldprepro.experiments.kinds import frequency, histogram, mean, sgd, variance  # noqa: F401
 
 
 def entry_problems(entry: dict, key: str) -> list[str]:
@@ -226,7 +250,46 @@ def entry_problems(entry: dict, key: str) -> list[str]:
             out.append(f"{key}: x: k needs synthetic panels (a dataset's column has one k, its categories)")
     if kind == "variance" and any(p.get("input") == "worst_case" for p in panels) and "users" not in entry:
         out.append(f"{key}: a worst-case variance panel needs the Monte-Carlo users per repetition, users: 1000 say")
+    if kind == "histogram":
+        out += _histogram_problems(entry, key)
     return out
+
+
+def _histogram_problems(entry: dict, key: str) -> list[str]:
+    panels = entry.get("panels") or []
+    out = []
+    if entry.get("plot", "mse_eps") == "values" and len(panels) != 1:
+        out.append(f"{key}: plot: values draws one panel's histograms, got {len(panels)} panels: one per figure")
+    if not entry.get("column") and any("column" not in p for p in panels):
+        out.append(f"{key}: name the numeric column to publish, column: salary say (or per panel)")
+    declared = [c for c in entry.get("claims") or [] if c.get("test") != "function"]
+    if declared and len(entry.get("ratios") or []) > 1:
+        out.append(
+            f"{key}: its claims compare the collectors at one sampling ratio, and ratios is {entry['ratios']}: "
+            "give the figure one ratio, ratios: [0.8] say (a figure per ratio)"
+        )
+    focus = entry.get("focus_city")
+    if focus is not None and focus not in (entry.get("cities") or []):
+        out.append(f"{key}.focus_city {focus!r} is not one of its cities {entry.get('cities') or []}")
+    return out
+
+
+def section_entry(section: dict, entry: dict, key: str) -> dict:
+    """A figure entry with what its paper section names once for all its figures: for a
+    ``histogram`` figure that lists ``cities: [name, ...]``, its panels are the section's
+    ``cities`` entries of those names (each with ``city``: its name), and the section's ``protocol``
+    gives the options the entry does not set (paper 001's config). Any other entry as it is."""
+    if entry.get("kind") != "histogram" or "cities" not in entry:
+        return entry
+    cities = section.get("cities") or {}
+    unknown = [c for c in entry["cities"] if c not in cities]
+    if unknown:
+        where = key.rsplit(".", 1)[0]
+        raise ValueError(f"{key}.cities names {unknown}, which are not under {where}.cities (known: {sorted(cities)})")
+    if "panels" in entry:
+        raise ValueError(f"{key}: name its panels once, cities: [...] or panels: [...], not both")
+    panels = [{"city": c, **cities[c]} for c in entry["cities"]]
+    return {**(section.get("protocol") or {}), **entry, "panels": panels}
 
 
 def needs_data(entry: dict, panel: dict) -> bool:

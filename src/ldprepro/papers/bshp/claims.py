@@ -9,9 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ldprepro.claims import verdicts as V
-from ldprepro.claims.dispatch import claims_for
 from ldprepro.claims.results import Results
-from ldprepro.papers import declared_claims
+from ldprepro.papers import decide_figure
 from ldprepro.papers.bshp.figure_data import FigureData
 from ldprepro.papers.bshp.points import (
     bandwidth,
@@ -26,8 +25,8 @@ from ldprepro.papers.bshp.points import (
     theory_agreement,
     vs_baseline,
 )
-from ldprepro.papers.bshp.runs import PAPER
 
+PAPER = "bshp"
 THEOREM7 = "BSHP/WSHP satisfy ε'-LDP with ε' = ln(1 + r(e^ε − 1)) < ε (Theorem 7)"
 #: The point computations a declaration may name (``points:`` in claims.yaml).
 POINTS = {
@@ -57,7 +56,7 @@ def _figure_data(res: Results) -> FigureData:
 
     def build(r: Results) -> FigureData:
         fig = r.fig
-        return FigureData(r.raw, fig, r.figure, fig["city_entries"], r.unavailable, tuple(fig["folds"]))
+        return FigureData(r.raw, fig, r.figure, city_entries(fig), r.unavailable, tuple(fig.get("folds", (3, 5, 7))))
 
     return res.derived("bshp.figure_data", build)
 
@@ -80,7 +79,7 @@ def on_cities(res: Results, decl: dict) -> list:
     """A claim decided on the cities of one data role (the dispatcher's ``res``): the declared
     ``points`` computation on them, scoped by city (``focus``: only the figure's focus city)."""
     d = _figure_data(res)
-    cities = [c for c in d.fig["cities"] if d.cities[c]["data_role"] == res.role and d.dataset(c) not in d.unavailable]
+    cities = [c for c in d.cities if d.cities[c]["data_role"] == res.role and d.dataset(c) not in d.unavailable]
     out = []
     for words, opts in _variants(decl, d):
         chosen = cities
@@ -148,41 +147,24 @@ def _role_note(role: str) -> str:
 
 
 def _why(d: FigureData, cities: list[str] | None = None) -> str:
-    cities = d.fig["cities"] if cities is None else cities
+    cities = list(d.cities) if cities is None else cities
     return "; ".join(f"{c}: {d.unavailable.get(d.dataset(c), 'no results')}" for c in cities)
+
+
+def city_entries(fig: dict) -> dict:
+    """{city: its panel} of a figure entry whose panels name their ``city`` (the section's
+    ``cities``, ldprepro.experiments.kinds.section_entry); a panel without one is named by its dataset."""
+    return {p.get("city", p["dataset"]): p for p in fig["panels"]}
 
 
 def judge_figure(
     raw: pd.DataFrame, fig: dict, figure: str, cities: dict, unavailable: dict, folds=(3, 5, 7)
 ) -> pd.DataFrame:
-    """The figure's claims table (verdicts.CLAIM_COLUMNS): its declarations in ``claims.yaml``
-    decided by the one dispatcher, a panel per city; each claim is its own family (docs/verdicts-standard.md)."""
-    FigureData(raw, fig, figure, cities, unavailable, tuple(folds))  # the pairing checks, on every result
-    panels = [{"dataset": cities[c]["dataset"], "data_role": cities[c]["data_role"]} for c in fig["cities"]]
-    spec, where = declared_claims(PAPER, figure)
-    dispatched = {**fig, "panels": panels, "city_entries": cities, "folds": list(folds)}
-    return claims_for(PAPER, figure, raw, dispatched, unavailable, spec, where)
-
-
-def figure_claims(table: pd.DataFrame, width: int = 160) -> list[dict]:
-    """The claims table's rows for printing under the figure: the full rows, with the evidence cut
-    to its first sentence (where it held or failed) and the data role named."""
-    rows = []
-    for row in table.to_dict("records"):
-        lead = str(row["evidence"]).split(". ")[0]
-        if len(lead) > width:
-            lead = lead[: width - 1] + "…"
-        rows.append(
-            {
-                **row,
-                "evidence": f"{row['data_role']} data; {lead}" if row["kind"] != "closed-form" else f"exact; {lead}",
-            }
-        )
-    return rows
-
-
-def paper_repetitions(raw: pd.DataFrame) -> pd.DataFrame:
-    """The paper's T repetitions only (what the figure plots), without the ``extra_rep`` label."""
-    if "extra_rep" not in raw.columns:
-        return raw
-    return raw[~raw["extra_rep"].astype(bool)].drop(columns="extra_rep")
+    """The figure's claims table (verdicts.CLAIM_COLUMNS) for a figure naming its ``cities``
+    ({city: {dataset, title, data_role}}): the histogram entry the workflow renders (its panels the
+    cities, ldprepro.experiments.kinds.section_entry) decided as every figure is
+    (``papers.decide_figure``: its declarations in ``claims.yaml``, a panel per city; each claim its
+    own family, docs/verdicts-standard.md), after the pairing checks on every result."""
+    entry = {**fig, "panels": [{"city": c, **cities[c]} for c in fig["cities"]], "folds": list(folds)}
+    FigureData(raw, entry, figure, city_entries(entry), unavailable, tuple(folds))  # the pairing checks
+    return decide_figure(PAPER, figure, raw, entry, unavailable)

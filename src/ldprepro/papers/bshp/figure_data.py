@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ldprepro.papers.bshp.runs import BASELINE
+from ldprepro.experiments.histogram_figures import BASELINE
 
 
 def curve_name(mechanism: str, r: float) -> str:
@@ -90,7 +90,7 @@ class FigureData:
 
     def exact(self, dataset: str, mechanism: str, r: float, eps: float) -> float | None:
         """The exact expected MSE of this curve point, or None when it has none. The jobs
-        (``papers.bshp.runs``) write ``mse_theory`` only where it is the expectation of exactly the
+        (``experiments.histograms``) write ``mse_theory`` only where it is the expectation of exactly the
         estimator measured: the split baseline (unbiased Basic RAPPOR per consumer, its exact
         variance; paper Sec. 4) and BSHP/WSHP with the Horvitz–Thompson estimator of Theorem 5
         (unbiased, variance Lemma 6, independent intervals summed per bin). The ratio estimator of
@@ -108,7 +108,7 @@ class FigureData:
 
     @property
     def sampling(self) -> list[str]:
-        return [m for m in self.fig["methods"] if m != BASELINE]
+        return [m for m in self.fig["mechanisms"] if m != BASELINE]
 
     @property
     def eps(self) -> list[float]:
@@ -125,7 +125,7 @@ class FigureData:
         """[(data role, available cities, unavailable cities)] of the figure, paper data first."""
         out = []
         for role in ("paper", "substitute"):
-            names = [c for c in self.fig["cities"] if self.cities[c]["data_role"] == role]
+            names = [c for c in self.cities if self.cities[c]["data_role"] == role]
             if names:
                 out.append(
                     (

@@ -26,8 +26,9 @@ import pandas as pd
 from ldprepro.claims import verdicts as V
 from ldprepro.claims.points import EXACT_TIE_RTOL
 from ldprepro.domain.histograms import integrated_partition
+from ldprepro.experiments.histogram_figures import BASELINE
+from ldprepro.experiments.histograms import get_collector
 from ldprepro.papers.bshp.figure_data import FigureData, curve_name
-from ldprepro.papers.bshp.runs import BASELINE, collector_for
 
 EXACT_TEST = "exact expected MSE (Lemma 6 / the baseline's SUE variance, on the true counts)"
 
@@ -366,7 +367,7 @@ def theorem7(d: FigureData):
     for m in d.sampling:
         for e in d.eps:
             for r in d.ratios:
-                col = collector_for(m, partition, e, r, {})
+                col = get_collector(m).build(partition, e, r, {})
                 with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 where WSHP caps a ratio at 1
                     loss = col.privacy_loss_exact()
                 claim = col.paper_claimed_epsilon
@@ -399,7 +400,7 @@ def bandwidth(d: FigureData):
     for m in d.sampling:
         for e in d.eps:
             for r in d.ratios:
-                bits = collector_for(m, partition, e, r, {}).expected_bits_per_user
+                bits = get_collector(m).build(partition, e, r, {}).expected_bits_per_user
                 pt = V.exact_point(
                     f"{m} ε={e:g} r={r:g}",
                     bits < base_bits,

@@ -1,17 +1,20 @@
-"""Paper 001 (BSHP / WSHP) figures: Figs. 1–3 (published vs true histograms) and Figs. 4–5
-(MSE vs ε, MSE vs the sampling ratio r), one panel per city with data, the unavailable cities as
-one-line notices."""
+"""The plots of the ``histogram`` experiment kind (ldprepro.experiments.kinds.histogram), by name
+(the entry's ``plot``): ``values`` (the published vs true histograms of one panel, paper 001's
+Figs. 1–3), ``mse_eps`` (MSE vs ε, Fig. 4) and ``mse_ratio`` (MSE vs the sampling ratio r, the
+baseline as a flat line, Fig. 5); one panel per dataset with data, the unavailable ones as one-line
+notices "not available: <reason>"."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ldprepro.papers.bshp.runs import BASELINE
+#: the collector that uploads every bit (drawn without a ratio; a flat line against r)
+BASELINE = "split_baseline"
 
 
-def panel_title(city: dict, card: dict | None, n_users: int | None) -> str:
-    title = city.get("title", city["dataset"])
+def panel_title(panel: dict, card: dict | None, n_users: int | None) -> str:
+    title = panel.get("title", panel["dataset"])
     if card and card.get("sample"):
         title += "\nSAMPLE, not the paper's full data"
     if n_users:
@@ -33,7 +36,6 @@ def _curve_style(mechanism: str, r: float, ratios: list[float]):
 def plot_mse_figure(
     summary: pd.DataFrame,
     fig_cfg: dict,
-    cities: dict,
     cards: dict,
     unavailable: dict,
     title: str,
@@ -47,9 +49,9 @@ def plot_mse_figure(
 
     from ldprepro.report.plotting import not_available_panel, save_figure, set_suptitle, shared_legend
 
-    x = "eps" if fig_cfg["kind"] == "mse_eps" else "r"
-    names = [n for n in fig_cfg["cities"] if cities[n]["dataset"] not in unavailable]
-    missing = [n for n in fig_cfg["cities"] if cities[n]["dataset"] in unavailable]
+    x = "eps" if fig_cfg["plot"] == "mse_eps" else "r"
+    names = [p for p in fig_cfg["panels"] if p["dataset"] not in unavailable]
+    missing = [p for p in fig_cfg["panels"] if p["dataset"] in unavailable]
     ncols = max(1, len(names) or len(missing))
     heights = ([4.0] if names else []) + [0.22] * len(missing)  # one full-width line per missing city
     fig = plt.figure(figsize=(4.8 * ncols, sum(heights) + 0.8), layout="constrained")
@@ -57,15 +59,14 @@ def plot_mse_figure(
     s = summary[(summary["metric"].isin(["mse", "mse_theory"])) & (summary["query"] == 0)] if len(summary) else summary
     ratios = [float(r) for r in fig_cfg["ratios"]]
     axes, drew_theory = [], False
-    for i, name in enumerate(names):
+    for i, city in enumerate(names):
         ax = fig.add_subplot(grid[0, i])
         axes.append(ax)
-        city = cities[name]
         ds = city["dataset"]
         g = s[s["dataset"] == ds]
         n_users = int(g["n_users"].iloc[0]) if len(g) else None
         keys = ["mechanism", "r"] if x == "eps" else ["mechanism"]
-        order = {m: i for i, m in enumerate(fig_cfg["methods"])}
+        order = {m: i for i, m in enumerate(fig_cfg["mechanisms"])}
         groups = sorted(g.groupby(keys), key=lambda kv: (order.get(kv[0][0], 99), -kv[1]["r"].iloc[0]))
         for key, c in groups:
             mech, r = key[0], float(c["r"].iloc[0])
@@ -103,8 +104,7 @@ def plot_mse_figure(
         ax.set_xlabel("total privacy budget ε" if x == "eps" else "sampling ratio r")
         unit = g["unit"].iloc[0] if len(g) else "frequency"
         ax.set_ylabel(f"MSE of the consumers' histograms ({unit})")
-    for j, name in enumerate(missing):
-        city = cities[name]
+    for j, city in enumerate(missing):
         not_available_panel(
             fig.add_subplot(grid[len(heights) - len(missing) + j, :]),
             city.get("title", city["dataset"]),
@@ -127,7 +127,6 @@ def _edge_labels(m: int) -> list[str]:
 def plot_values_figure(
     summary: pd.DataFrame,
     fig_cfg: dict,
-    cities: dict,
     cards: dict,
     unavailable: dict,
     title: str,
@@ -141,8 +140,7 @@ def plot_values_figure(
 
     from ldprepro.report.plotting import not_available_panel, save_figure, set_suptitle, shared_legend
 
-    (name,) = fig_cfg["cities"]
-    city = cities[name]
+    (city,) = fig_cfg["panels"]
     ds = city["dataset"]
     folds = sorted({int(q) for q in summary.loc[summary["metric"] == "estimate", "query"]}) if len(summary) else []
     if ds in unavailable or not folds:
@@ -165,7 +163,7 @@ def plot_values_figure(
     tru = summary[summary["metric"] == "truth"]
     n_users = int(est["n_users"].iloc[0])
     curves = list(est.groupby(["mechanism", "r"], sort=False).groups)
-    order = {m: i for i, m in enumerate(fig_cfg["methods"])}
+    order = {m: i for i, m in enumerate(fig_cfg["mechanisms"])}
     curves.sort(key=lambda k: (order.get(k[0], 99), -k[1]))
     ratios = sorted({float(r) for mech, r in curves if mech != BASELINE})
     width = 0.8 / (len(curves) + 1)
