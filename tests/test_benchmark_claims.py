@@ -141,3 +141,28 @@ def test_with_one_k_the_exact_expectation_is_drawn_and_the_legend_shows_it_as_dr
     (legend,) = fig.legends
     sample = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))["exact expectation"]
     assert sample.get_marker() == "_" and sample.get_linestyle() == "None"
+
+
+def test_the_workflow_refuses_a_plane_claim_naming_no_oracle_naming_the_user_s_configfile(tmp_path):
+    """`snakemake -n --configfile mine.yaml` with a claim about 'olhh' stops at load time naming
+    mine.yaml, the key and the oracles known (the claims reach the workflow, not only the tests)."""
+    import subprocess
+
+    from test_pipeline_smoke import _mirror_env, smoke_config
+    from workflow_cmd import snakemake_cmd
+
+    mine = {"benchmark": {"frequency": {"claims": [{**declaration(SAME), "b": "olhh"}]}}}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine, allow_unicode=True), encoding="utf-8")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(smoke_config(), allow_unicode=True), encoding="utf-8")
+    proc = subprocess.run(
+        snakemake_cmd("-n", "--configfile", "mine.yaml"),
+        capture_output=True,
+        text=True,
+        env=_mirror_env(),
+        cwd=tmp_path,
+    )
+    assert proc.returncode != 0
+    assert (
+        f"mine.yaml benchmark.frequency.claims[0] ({SAME!r}): b 'olhh' is not a frequency oracle"
+        in proc.stdout + proc.stderr
+    )

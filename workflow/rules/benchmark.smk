@@ -31,6 +31,7 @@ if "benchmark" in config:
         _key = "benchmark.frequency.claims"
         _where = f"{CONFIG_ORIGIN.of(_key)} {_key}"
         BENCHMARK_CLAIMS = validate_claims(BENCHMARK["frequency"]["claims"], _where, import_functions=False)
+        claims_in_scope(BENCHMARK_CLAIMS, {"eps": _bench["eps"]}, _where)  # an `eps` scope selecting no ε
         _problems = claim_oracle_problems(BENCHMARK_CLAIMS, _where)
         if _problems:
             raise ValueError("\n".join(_problems))
