@@ -3,11 +3,12 @@ mechanism added to the registry joining it (and, when it is not LDP, never winni
 
 from __future__ import annotations
 
-import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from ldprepro.benchmark import naming, plots, privacy, runs, tables, winners
 from ldprepro.claims.verdicts import holm
@@ -265,44 +266,6 @@ def test_synthetic_counts_are_exact_and_the_plane_panels_named():
     assert rows.loc[rows["metric"] == "sq_error", "rep"].max() == 6  # the plane's own repetitions
 
 
-def test_theory_claims_are_decided_exactly_and_can_fail(monkeypatch):
-    from ldprepro.benchmark import theory
-    from ldprepro.domain.frequency import subset
-
-    k, eps = [2, 4, 16, 64, 256], [0.1, 1.0, 4.0]
-    claims = theory.theory_claims(k, eps)
-    assert list(claims["verdict"]) == ["holds", "holds", "holds"] and claims["p_value"].isna().all()
-    assert list(claims["n_points"]) == [15, 3, 15]
-    # Wang et al.'s closed forms at g = e^ε + 1: GRR (k − 2 + e^ε)/(e^ε − 1)², OLH 4e^ε/(e^ε − 1)²
-    e = 3.0
-    assert theory.oracle_variance("grr", 16, math.log(e)) == pytest.approx((16 - 2 + e) / (e - 1) ** 2)
-    assert theory.oracle_variance("olh", 16, math.log(e)) == pytest.approx(4 * e / (e - 1) ** 2)
-    win = theory.exact_winners(theory.exact_plane(k, eps))
-    assert win["winners"].str.split(",").map(lambda w: "ss" in w).all()
-    # planted: SS with half the domain as its subset instead of the optimal size loses to OUE at
-    # large k, and the optimality claim then does not hold
-    monkeypatch.setattr(subset, "optimal_subset_size", lambda k, eps: max(1, k // 2))
-    planted = theory.theory_claims(k, eps)
-    assert planted.loc[2, "verdict"] == "does not hold" and "refuted by exact computation" in planted.loc[2, "evidence"]
-
-
-def test_the_plane_claims_respect_the_oracles_run_and_one_k_cannot_show_a_k_dependence():
-    from ldprepro.benchmark import theory
-
-    eps = [0.5, 4.0]
-    without_ss = ["grr", "oue", "olh"]
-    claims = theory.theory_claims([2, 16, 64], eps, without_ss)
-    assert len(claims) == 2 and not claims["claim"].str.contains("SS").any()  # no claim about an oracle left out
-    win = theory.exact_winners(theory.exact_plane([2, 16, 64], eps, without_ss))
-    assert set(",".join(win["winners"]).split(",")) <= set(without_ss)
-    one_k = theory.theory_claims([64], eps, ["olh", "ss", "hr"]).set_index("claim")
-    flat = one_k.loc[
-        "Wang et al. 2017 (Sec. 4, optimal local hashing): OLH's variance does not depend on the domain size k"
-    ]
-    assert flat["verdict"] == "not testable" and "one domain size" in flat["evidence"]
-    assert one_k.index[-1].endswith("no larger than every other oracle's (OLH, HR)")
-
-
 def test_plane_figures_and_page_from_a_small_run(tmp_path):
     from ldprepro.benchmark import theory
 
@@ -311,7 +274,9 @@ def test_plane_figures_and_page_from_a_small_run(tmp_path):
     res = tables.combine(frames)
     _, ranked, win = tables.analyse(res, None)
     exact_win = theory.exact_winners(theory.exact_plane([2, 16], [0.5, 4.0]))
-    claims = theory.theory_claims([2, 16], [0.5, 4.0])
+    config = Path(__file__).resolve().parents[1] / "config.yaml"
+    declared = yaml.safe_load(config.read_text(encoding="utf-8"))["benchmark"]["frequency"]["claims"]
+    claims = theory.theory_claims(declared, [2, 16], [0.5, 4.0])
     md = tables.markdown(win, ranked, {}, "smoke", 5, exact_win, claims)
     assert "## Frequency oracles on the (k, ε) plane" in md and "| 16 | ss | grr, ss |" in md
     assert "## Peer libraries" in md and "xxhash ≥ 4" in md

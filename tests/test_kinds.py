@@ -218,6 +218,16 @@ def test_the_frequency_claim_is_refuted_exactly_where_the_condition_is_dropped()
     assert row["verdict"] == "does not hold"  # GRR wins from ε = 3.5 on at k = 64
 
 
+def test_the_same_variance_claim_is_refuted_exactly_under_a_tighter_margin():
+    example = docs_example("frequency")
+    claim = example["papers"]["wang17"]["fig1"]["claims"][1]
+    claim["margin"], claim["claim"] = 1.001, "OUE and OLH have the same variance within ×1.001"
+    _, claims, _ = run_in_process(example)
+    row = claims.set_index("claim").loc["OUE and OLH have the same variance within ×1.001"]
+    # the exact OUE/OLH variance ratio on this Zipf is 0.990 at ε = 0.5: outside ×1.001, refuted without a p-value
+    assert row["verdict"] == "does not hold" and row["evidence"].startswith("refuted by exact computation")
+
+
 def test_the_variance_figure_decides_pm_against_duchi_exactly():
     raw, claims, _ = run_in_process(docs_example("variance"))
     c = claims.set_index("claim")

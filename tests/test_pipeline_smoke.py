@@ -411,6 +411,10 @@ def test_benchmark_stage_smoke(full_smoke):
     assert len(win) == len(bench["eps"]) * len(set(ranked["dataset"])) and win["best"].notna().all()
     md = (workdir / "results/benchmark/winners.md").read_text()
     assert "- ipums_us: " in md and "## Not LDP (never best)" in md
+    # the (k, ε) plane's claims as config.yaml declares them, every one decided exactly
+    claims = pd.read_parquet(workdir / "results/benchmark/frequency_claims.parquet")
+    assert len(claims) == len(bench["frequency"]["claims"]) and (claims["verdict"] == "holds").all()
+    assert claims["p_value"].isna().all() and (claims["kind"] == "closed-form").all()
 
 
 #: Every claim row is compared value for value: no verdict depends on the machine (paper 004's

@@ -4,12 +4,15 @@
 #   results/benchmark/{benchmark,privacy,ranked,winners}.parquet, winners.md
 #   figures/benchmark/<task>_winners.png|svg, <task>_ratio.png|svg
 #   frequency with a `plane`: synthetic panels over oracle_k (one job per distribution, every k),
-#   figures/benchmark/frequency_plane*.png|svg and results/benchmark/frequency_claims.parquet
+#   figures/benchmark/frequency_plane*.png|svg and results/benchmark/frequency_claims.parquet (the
+#   plane's claims, declared under benchmark.frequency.claims, checked now naming their file)
+from ldprepro.benchmark.declared import claim_oracle_problems
 from ldprepro.benchmark.naming import job_panels, panel_id, plane_panels
 
 BENCHMARK_TASKS = ["mean", "frequency", "sgd"]
 BENCHMARK = {}
 BENCHMARK_UNAVAILABLE = {}
+BENCHMARK_CLAIMS = []
 if "benchmark" in config:
     _bench = config["benchmark"]
     for _task in BENCHMARK_TASKS:
@@ -24,6 +27,14 @@ if "benchmark" in config:
         BENCHMARK_UNAVAILABLE.update(
             unavailable_datasets({p["dataset"] for p in _entry["panels"].values() if "dataset" in p})
         )
+    if BENCHMARK.get("frequency", {}).get("claims"):
+        _key = "benchmark.frequency.claims"
+        _where = f"{CONFIG_ORIGIN.of(_key)} {_key}"
+        BENCHMARK_CLAIMS = validate_claims(BENCHMARK["frequency"]["claims"], _where, import_functions=False)
+        claims_in_scope(BENCHMARK_CLAIMS, {"eps": _bench["eps"]}, _where)  # an `eps` scope selecting no ε
+        _problems = claim_oracle_problems(BENCHMARK_CLAIMS, _where)
+        if _problems:
+            raise ValueError("\n".join(_problems))
     BENCHMARK_JOBS = [
         f"results/benchmark/{task}/{pid}.parquet"
         for task, entry in BENCHMARK.items()
@@ -120,6 +131,7 @@ if "benchmark" in config:
             tasks=list(BENCHMARK),
             plane=bool(BENCHMARK.get("frequency", {}).get("plane")),
             oracle_k=BENCHMARK.get("frequency", {}).get("oracle_k", []),
+            claims=BENCHMARK_CLAIMS,
             unavailable=BENCHMARK_UNAVAILABLE,
             scale=config["scale"],
             seed=config["seed"],

@@ -7,6 +7,7 @@ start(snakemake)  # noqa: F821
 
 
 from ldprepro.benchmark import plots, tables, theory  # noqa: E402
+from ldprepro.claims.verdicts import judge  # noqa: E402
 from ldprepro.pipeline.io import atomic_write_text  # noqa: E402
 from ldprepro.pipeline.results import write_results  # noqa: E402
 from ldprepro.pipeline.verify import Grid, job_results, read_table  # noqa: E402
@@ -24,15 +25,15 @@ for frame, path in (
     (win, sm.output.winners),
 ):
     write_results(frame, path)
-# the frequency oracles' (k, ε) plane in exact theory, and its claims (every point exact)
+# the frequency oracles' (k, ε) plane in exact theory, and its declared claims (every point exact)
 freq_eps = sorted(results.loc[results["task"] == "frequency", "eps"].unique())
 exact_win, claims = None, None
 if sm.params.plane:  # the oracles the benchmark ran (benchmark.frequency.oracles), nothing left out
     ran = set(results.loc[results["task"] == "frequency", "mechanism"])
     oracles = [o for o in theory.EPS_ORACLES if o in ran]
     exact_win = theory.exact_winners(theory.exact_plane(sm.params.oracle_k, freq_eps, oracles))
-    claims = theory.theory_claims(sm.params.oracle_k, freq_eps, oracles)
-claims_out = (claims if claims is not None else theory.judge([])).copy()
+    claims = theory.theory_claims(list(sm.params.claims), sm.params.oracle_k, freq_eps, oracles)
+claims_out = (claims if claims is not None else judge([])).copy()
 claims_out.attrs = {}  # the per-point evidence stays in memory (exact points; the evidence column summarises)
 write_results(claims_out, sm.output.claims)
 atomic_write_text(

@@ -193,11 +193,19 @@ def plot_plane(win: pd.DataFrame, exact_win: pd.DataFrame, png, svg=None) -> Non
     save_figure(fig, png, svg)
 
 
+#: how the plane's exact expectation is drawn: a thin dashed line over k, or with one k (a line
+#: through one point draws nothing) a horizontal tick at the value; the legend shows the one drawn
+EXACT_LINE = {"ls": (0, (4, 2)), "lw": 0.8}
+EXACT_TICK = {"ls": "none", "marker": "_", "ms": 12, "mew": 1.2}
+
+
 def plot_plane_theory(results: pd.DataFrame, png, svg=None) -> None:
     """Measured mean squared error (markers, the mean over repetitions) beside its exact expectation
-    (thin dashed line, ``sq_error_theory``) against k, one panel per (distribution, ε)."""
+    (``sq_error_theory``: a thin dashed line; with one k a horizontal tick) against k, one panel per
+    (distribution, ε)."""
     r = results[(results["task"] == "frequency") & results["dataset"].map(_is_plane)].copy()
     r[["dist", "kk"]] = r["dataset"].map(_plane_key).tolist()
+    exact, drawn = (EXACT_LINE, "dashed") if r["kk"].nunique() > 1 else (EXACT_TICK, "horizontal ticks")
     dists, eps = sorted(r["dist"].unique()), sorted(r["eps"].unique())
     fig, axes = plt.subplots(
         len(dists),
@@ -215,7 +223,7 @@ def plot_plane_theory(results: pd.DataFrame, png, svg=None) -> None:
                 st = bench_style(mech)
                 meas = m[m["metric"] == "sq_error"].groupby("kk")["value"].mean()
                 theo = m[m["metric"] == "sq_error_theory"].groupby("kk")["value"].first()
-                ax.plot(theo.index, theo.to_numpy(), color=st["color"], ls=(0, (4, 2)), lw=0.8)
+                ax.plot(theo.index, theo.to_numpy(), color=st["color"], **exact)
                 ax.plot(
                     meas.index,
                     meas.to_numpy(),
@@ -231,8 +239,6 @@ def plot_plane_theory(results: pd.DataFrame, png, svg=None) -> None:
             if i == len(dists) - 1:
                 ax.set_xlabel("k")
         axes[i][0].set_ylabel("MSE of the frequencies")
-    shared_legend(
-        fig, list(axes.flat), extra=[(Line2D([], [], color="grey", ls=(0, (4, 2)), lw=0.8), "exact expectation")]
-    )
-    set_suptitle(fig, "Benchmark — frequency oracles: measured MSE (markers) and its exact expectation (dashed)")
+    shared_legend(fig, list(axes.flat), extra=[(Line2D([], [], color="grey", **exact), "exact expectation")])
+    set_suptitle(fig, f"Benchmark — frequency oracles: measured MSE (markers) and its exact expectation ({drawn})")
     save_figure(fig, png, svg)

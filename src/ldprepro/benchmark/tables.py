@@ -9,6 +9,7 @@ import pandas as pd
 from ldprepro.benchmark.privacy import privacy_table
 from ldprepro.benchmark.winners import rank_cells, winners
 from ldprepro.claims.multiplicity import format_p
+from ldprepro.report.markup import markdown_text
 
 TASK_TITLES = {
     "mean": "Mean estimation (MSE of the mean)",
@@ -99,10 +100,15 @@ def plane_markdown(win: pd.DataFrame, exact_win: pd.DataFrame | None, claims: pd
             lines.append(f"| {k} | " + " | ".join(cells[e].replace(",", ", ") for e in eps) + " |")
         lines.append("")
     if claims is not None and len(claims):
-        lines += ["Theory claims, decided by exact computation on the closed-form variances:", ""]
+        lines += [
+            "Theory claims (declared in config.yaml, benchmark.frequency.claims), decided by exact computation "
+            "on the closed-form variances:",
+            "",
+        ]
         lines += ["| claim | scope | verdict | evidence |", "|---|---|---|---|"]
-        for r in claims.itertuples(index=False):
-            lines.append(f"| {r.claim} | {r.scope} | **{r.verdict}** | {str(r.evidence).replace('|', '/')} |")
+        for r in claims.itertuples(index=False):  # the claims' words are config text: data, never markup
+            cells = [markdown_text(r.claim), markdown_text(r.scope), f"**{r.verdict}**", markdown_text(r.evidence)]
+            lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     return lines
 

@@ -1,6 +1,7 @@
 """The frequency task's (k, ε) plane in exact theory: every oracle's closed-form variance, the exact
-winner of each (k, ε), and the verdicts of the known theory claims, decided by exact computation
-(docs/verdicts-standard.md, rule 1: no p-value).
+winner of each (k, ε), and the plane's claims, declared in the claim language (config.yaml
+``benchmark.frequency.claims``, docs/claims.md) and decided by the claim engine by exact
+computation (docs/verdicts-standard.md, rule 1: no p-value).
 
 The variance compared is the per-user variance of a count estimate at a value of true count 0,
 n·p_o(1 − p_o)/(p_t − p_o)² / n (Wang et al. 2017's "approximate variance", what their
@@ -15,11 +16,18 @@ import math
 import numpy as np
 import pandas as pd
 
-from ldprepro.claims.verdicts import Claim, exact_point, judge, not_testable
+from ldprepro.benchmark.declared import declared_for
+from ldprepro.claims.dispatch import claims_for
+from ldprepro.claims.results import Results
+from ldprepro.claims.verdicts import exact_point, not_testable
 from ldprepro.domain.frequency import EPS_ORACLES, get_oracle
 
 #: two exact variances within this relative distance are equal (float rounding of the closed forms)
 REL_TIE = 1e-12
+#: the plane's one panel in the claims' results (the points are named "k=… plane ε=…")
+PLANE = "plane"
+#: the metric the plane's claims compare: the per-user variance of a count estimate at true count 0
+METRIC = "variance"
 
 
 def oracle_variance(name: str, k: int, eps: float) -> float:
@@ -62,111 +70,65 @@ def exact_winners(plane: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _grid_text(k_values, eps_values) -> str:
+def grid_text(k_values, eps_values) -> str:
+    """'k ∈ {…} × ε ∈ {…}': the plane a claim's ``{grid}`` speaks about."""
     return f"k ∈ {{{', '.join(str(int(k)) for k in k_values)}}} × ε ∈ {{{', '.join(f'{e:g}' for e in eps_values)}}}"
 
 
-def theory_claims(k_values, eps_values, oracles=EPS_ORACLES) -> pd.DataFrame:
-    """The claims table (``ldprepro.claims.verdicts.judge``) of the plane's theory claims, every point
-    exact: the GRR/OLH crossover at k = 3e^ε + 2, OLH's variance not depending on k, and subset
-    selection's optimality. Only the ``oracles`` the benchmark ran (config.yaml
-    ``benchmark.frequency.oracles``) are compared: a claim about an oracle left out is not made, and
-    one about "no larger than every other oracle" names the others that ran. Whether a variance
-    depends on k cannot be seen at one k: that claim is then ``not testable``."""
-    oracles = [o for o in EPS_ORACLES if o in oracles]
-    plane = exact_plane(k_values, eps_values, oracles).set_index(["k", "eps", "oracle"])["variance"]
-    grid = _grid_text(k_values, eps_values)
-    scope = f"{grid}; per-user variance at a value of true count 0"
-    claims: list = []
+def plane_rows(k_values, eps_values, oracles) -> pd.DataFrame:
+    """The plane as the claim engine reads a frequency figure: per (k, ε, oracle) the exact variance
+    as its ``variance_theory`` row (``theory_exact``: every point is decided exactly, "exact first")
+    and as the curve's one row of the metric (the engine compares curves that exist; there are no
+    repetitions to test)."""
+    plane = exact_plane(k_values, eps_values, oracles)
+    common = {"paper": "benchmark", "figure": "frequency", "dataset": PLANE, "rep": 0}
+    rows = [
+        {**common, "mechanism": r.oracle, "eps": r.eps, "k": r.k, "metric": metric, "value": r.variance}
+        | ({"theory_exact": True} if metric.endswith("_theory") else {})
+        for r in plane.itertuples(index=False)
+        for metric in (f"{METRIC}_theory", METRIC)
+    ]
+    return pd.DataFrame(rows)
 
-    if {"grr", "olh"} <= set(oracles):
-        crossover = []
-        for k in k_values:
-            for e in eps_values:
-                grr, olh = plane[(int(k), float(e), "grr")], plane[(int(k), float(e), "olh")]
-                bound = 3 * math.exp(e) + 2
-                grr_better = grr < olh * (1 - REL_TIE)
-                crossover.append(
-                    exact_point(
-                        f"k = {int(k)}, ε = {e:g}",
-                        grr_better == (k < bound),
-                        effect=grr / olh,
-                        test="exact variance ratio GRR/OLH (closed forms)",
-                        note=f"Var GRR/OLH = {grr / olh:.4g}; 3e^ε + 2 = {bound:.4g}",
-                        scale="exact variance ratio GRR/OLH",
-                        null=1.0,
-                    )
-                )
-        claims.append(
-            Claim(
-                "benchmark",
-                "frequency",
-                "Wang et al. 2017 (Sec. 4, which protocol to use): GRR has a smaller variance than OLH exactly when k < 3e^ε + 2",
-                scope + "; OLH with g = round(e^ε) + 1",
-                "closed-form",
-                points=crossover,
+
+def theory_claims(declarations: list[dict], k_values, eps_values, oracles=EPS_ORACLES, where: str = "") -> pd.DataFrame:
+    """The claims table (``ldprepro.claims.verdicts.judge``) of the plane's declared claims
+    (config.yaml ``benchmark.frequency.claims``, ``where`` names them for errors), decided by the
+    claim engine on the plane's exact variances (:func:`plane_rows`): every point exact. Only the
+    ``oracles`` the benchmark ran are compared (``ldprepro.benchmark.declared.declared_for``)."""
+    oracles = [o for o in EPS_ORACLES if o in set(oracles)]
+    fig = {"kind": "frequency", "metric": METRIC, "panels": [{"dataset": PLANE}], "k": [int(k) for k in k_values]}
+    decls = declared_for(declarations, oracles, grid_text(k_values, eps_values))
+    rows = plane_rows(k_values, eps_values, oracles)
+    return claims_for(
+        "benchmark", "frequency", rows, fig, declarations=decls, where=where or "benchmark.frequency.claims"
+    )
+
+
+def variance_flat_in_k(res: Results, decl: dict) -> list:
+    """``function:`` of the claim "``mechanism``'s variance does not depend on the domain size k",
+    by exact computation: at every ε the largest over the smallest exact variance across the k of
+    the plane is 1 (within ``REL_TIE``). One k cannot show a dependence on k: then ``not testable``,
+    saying so (Wang et al. 2017, Sec. 4: OLH's variance 4e^ε/(e^ε − 1)² has no k in it)."""
+    mechanism = decl["mechanism"]
+    r = res.raw[(res.raw["mechanism"] == mechanism) & (res.raw["metric"] == f"{res.fig['metric']}_theory")]
+    ks = sorted(int(k) for k in r["k"].unique())
+    if len(ks) < 2:
+        reason = f"the plane has one domain size (oracle_k {ks}): a dependence on k needs two or more"
+        return [not_testable(res.paper, res.figure, decl["claim"], decl["scope"], "closed-form", reason, res.role)]
+    points = []
+    for e, g in r.groupby("eps", sort=True):
+        v = g["value"].to_numpy(dtype=float)
+        spread = float(np.max(v) / np.min(v))
+        points.append(
+            exact_point(
+                f"ε = {e:g}",
+                spread <= 1 + REL_TIE,
+                effect=spread,
+                test=f"exact variance of {mechanism.upper()} across k (closed form)",
+                note=f"max/min over k = {spread:.15g}",
+                scale=f"exact ratio max/min of {mechanism.upper()}'s variance over k",
+                null=1.0,
             )
         )
-    if "olh" in oracles:
-        flat_claim = (
-            "Wang et al. 2017 (Sec. 4, optimal local hashing): OLH's variance does not depend on the domain size k"
-        )
-        if len(k_values) < 2:
-            claims.append(
-                not_testable(
-                    "benchmark",
-                    "frequency",
-                    flat_claim,
-                    scope,
-                    "closed-form",
-                    f"the plane has one domain size (oracle_k {list(k_values)}): a dependence on k needs two or more",
-                )
-            )
-        else:
-            olh_flat = []
-            for e in eps_values:
-                v = np.array([plane[(int(k), float(e), "olh")] for k in k_values])
-                spread = float(v.max() / v.min())
-                olh_flat.append(
-                    exact_point(
-                        f"ε = {e:g}",
-                        spread <= 1 + REL_TIE,
-                        effect=spread,
-                        test="exact variance of OLH across k (closed form)",
-                        note=f"max/min over k = {spread:.15g}",
-                        scale="exact ratio max/min of OLH's variance over k",
-                        null=1.0,
-                    )
-                )
-            claims.append(Claim("benchmark", "frequency", flat_claim, scope, "closed-form", points=olh_flat))
-    others_run = [o for o in oracles if o != "ss"]
-    if "ss" in oracles and others_run:
-        ss_best = []
-        for k in k_values:
-            for e in eps_values:
-                ss = plane[(int(k), float(e), "ss")]
-                others = {o: plane[(int(k), float(e), o)] for o in others_run}
-                rival = min(others, key=others.get)
-                ss_best.append(
-                    exact_point(
-                        f"k = {int(k)}, ε = {e:g}",
-                        ss <= others[rival] * (1 + REL_TIE),
-                        effect=ss / others[rival],
-                        test="exact variance ratio SS/best other oracle (closed forms)",
-                        note=f"Var SS/{rival} = {ss / others[rival]:.4g}",
-                        scale="exact variance ratio SS/best other oracle",
-                        null=1.0,
-                    )
-                )
-        claims.append(
-            Claim(
-                "benchmark",
-                "frequency",
-                "(ours, after Ye & Barg 2018's optimality of the d-subset mechanism) SS at its optimal d has a variance "
-                f"no larger than every other oracle's ({', '.join(o.upper() for o in others_run)})",
-                scope,
-                "closed-form",
-                points=ss_best,
-            )
-        )
-    return judge(claims)
+    return [res.exact_claim(decl, points, "")]
