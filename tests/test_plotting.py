@@ -244,6 +244,23 @@ def test_rescaled_axis_and_theory_note_only_when_drawn(monkeypatch):
     assert "dashed: exact theory" in fig._suptitle.get_text().replace("\n", " ")
 
 
+def test_a_theory_value_at_a_lone_x_is_drawn_as_a_tick_and_the_legend_says_so(monkeypatch):
+    """A line through one point draws nothing: with one x (a frequency figure at one k, say) the exact
+    value is a horizontal tick, and the legend shows the tick, not a dashed line that is not drawn."""
+    s = _summary(["a"], theory=True)
+    s = s[s["eps"] == 1].reset_index(drop=True)
+    fig = _draw(monkeypatch, s, _cfg(["a"], ratio_panel=False, eps=[1]), {})
+    theory = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() != "-" and len(ln.get_xdata()) == 1]
+    assert theory and all(ln.get_marker() == "_" for ln in theory)
+    assert "ticks: exact theory" in fig._suptitle.get_text().replace("\n", " ")
+    assert any(h.get_marker() == "_" for h in fig.legends[0].legend_handles)
+    # several x: dashed lines without markers, as before
+    fig = _draw(monkeypatch, _summary(["a"], theory=True), _cfg(["a"], ratio_panel=False), {})
+    lines = [ln for ln in fig.axes[0].get_lines() if len(ln.get_xdata()) > 1 and ln.get_linestyle() == "--"]
+    assert lines and all(ln.get_marker() in ("None", None, "") for ln in lines)
+    assert "dashed: exact theory" in fig._suptitle.get_text().replace("\n", " ")
+
+
 def test_ratio_panel_when_curves_overlap(monkeypatch):
     # PM and Duchi within ×1.2 of each other: a ratio-to-best panel under the main one
     fig = _draw(monkeypatch, _summary(["a"]), _cfg(["a"]), {})

@@ -129,6 +129,8 @@ def run_job(
     return rows
 
 
+#: the marker of a theory value at a lone x (a line through one point draws nothing): a horizontal tick
+THEORY_TICK = "_"
 #: a qualifier for the dashed "exact theory" lines of (mechanism, metric), where the closed form is not
 #: that of the estimator measured (HierA Fig. 1: the curve is clipped, the theory unclipped)
 THEORY_NOTE = {("hiera", "abs_error"): "HierA: MAE of the unclipped estimator"}
@@ -320,6 +322,7 @@ def plot_mean_figure(
     grid = fig.add_gridspec(len(heights), ncols, height_ratios=heights)
     main_axes = []
     drew_theory, approximate = set(), set()
+    dashed, ticked = set(), set()  # metrics whose theory was drawn as a line, as a lone tick
     for i, (panel, s, metric, curves, levels) in enumerate(drawn):
         r, c = divmod(i, ncols)
         if ratio:
@@ -352,7 +355,17 @@ def plot_mean_figure(
                 lw=0,
             )
             if cv["theory"] is not None:
-                ax.plot(*cv["theory"], ls=LINESTYLE["theory"], color=st["color"], lw=0.9, alpha=0.9)
+                # a line through one point draws nothing: a lone value is a horizontal tick
+                lone = len(cv["theory"][0]) == 1
+                ax.plot(
+                    *cv["theory"],
+                    ls=LINESTYLE["theory"],
+                    color=st["color"],
+                    lw=0.9,
+                    alpha=0.9,
+                    **({"marker": THEORY_TICK, "ms": 14, "mew": 1.2} if lone else {}),
+                )
+                (ticked if lone else dashed).add(metric)
                 drew_theory.add((cv["mechanism"], metric))
                 if cv["theory_exact"] is False:
                     approximate.add(metric)
@@ -395,10 +408,12 @@ def plot_mean_figure(
     extra = []
     notes = sorted({THEORY_NOTE[k] for k in drew_theory if k in THEORY_NOTE})
     notes += sorted(APPROXIMATE_NOTE.get(m, f"{m}: approximate") for m in approximate)
-    what = "dashed: theory" if approximate else "dashed: exact theory"
+    drawn_as = "dashed" if not ticked else "ticks" if not dashed else "dashed (a tick at a lone x)"
+    what = f"{drawn_as}: theory" if approximate else f"{drawn_as}: exact theory"
     theory_key = what + (f" ({'; '.join(notes)})" if notes else "") if drew_theory else ""
     if drew_theory:
-        extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9), theory_key))
+        tick = {"marker": THEORY_TICK, "ms": 10} if ticked else {}
+        extra.append((Line2D([], [], color="black", ls=LINESTYLE["theory"], lw=0.9, **tick), theory_key))
     if ratio and main_axes:
         extra.append(
             (
