@@ -60,17 +60,20 @@ def test_the_schema_knows_every_registered_kind_and_nothing_else():
         assert all(callable(getattr(module, f, None)) for f in ("run_job", "grid", "plot")), name
 
 
-def test_a_job_s_code_fingerprint_covers_every_kind_s_module():
-    """The jobs load their kind by name; the fingerprint that reruns them when code changes
-    (ldprepro.pipeline.parse.code_hash) follows import statements, so it must still see every kind."""
-    from ldprepro.pipeline.parse import code_files
+def test_every_kind_rule_s_code_fingerprint_names_its_kind_s_module():
+    """The scripts load a kind's module by name, which the code fingerprint of a script
+    (parse.code_hash) cannot follow: every rule of the template that runs a kind adds the kind's
+    module's fingerprint (kind_code, parse.module_hash), which changes with the module or what it
+    imports, and differs between kinds (editing one kind reruns its figures only)."""
+    from ldprepro.pipeline.parse import code_files, module_hash
 
-    for script in ("experiment_job.py", "experiment_figure.py"):
-        files = {str(f) for f in code_files(REPO / "workflow/scripts" / script)}
-        for spec in kinds.KINDS.values():
-            module = REPO / "src" / (spec.module.replace(".", "/") + ".py")
-            assert str(module) in files, (script, spec.name)
-        assert str(REPO / "src/ldprepro/experiments/mean_figures.py") in files  # and what a kind imports
+    template = (REPO / "workflow/rules/experiments.smk").read_text()
+    codes = re.findall(r"^\s*code=(.*\n.*)", template, re.M)  # the value and its next line
+    assert len(codes) >= 9 and all("kind_code(" in c for c in codes), codes
+    hashes = {name: module_hash(spec.module) for name, spec in {**kinds.KINDS, **kinds.PAPER_KINDS}.items()}
+    assert len(set(hashes.values())) == len(hashes)
+    mean = REPO / "src/ldprepro/experiments/kinds/mean.py"
+    assert REPO / "src/ldprepro/experiments/mean_figures.py" in code_files(mean)  # and what a kind imports
 
 
 #: what a paper kind's module runs, by its job shape (ldprepro.experiments.kinds.SHAPES)

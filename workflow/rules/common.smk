@@ -170,9 +170,9 @@ def code(script, plugins=True):
 
 
 def kind_code(script, spec):
-    """code(script) and the fingerprint of a paper kind's module (ldprepro.experiments.kinds.PAPER_KINDS),
-    which the script loads by name (code_hash follows import statements only): editing the kind's
-    computation reruns its jobs."""
+    """code(script) and the fingerprint of the module of the kind ``spec`` (ldprepro.experiments.kinds),
+    which the script loads by name (code_hash follows import statements only): editing a kind's
+    computation or plot reruns its jobs and renders, and only those."""
     return f"{code(script)}+kind:{module_hash(spec.module)}"
 
 

@@ -209,7 +209,7 @@ rule figure_job:
         shared=shared_of_job,
         split_of=lambda w: SPLITS.get((w.paper, w.figure, w.dataset)),
         seed=config["seed"],
-        code=code("experiment_job.py"),
+        code=lambda w: kind_code("experiment_job.py", KINDS[MEAN_FIGURES[(w.paper, w.figure)]["kind"]]),
     script:
         "../scripts/experiment_job.py"
 
@@ -256,7 +256,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             shared=lambda w, _p=_paper, _f=_fig, _e=_entry: shared_files(SHARED, _p, _f, w.dataset, _e["mechanisms"]),
             split_of=lambda w, _p=_paper, _f=_fig: SPLITS.get((_p, _f, w.dataset)),
             seed=config["seed"],
-            code=code("experiment_job.py"),
+            code=kind_code("experiment_job.py", KINDS[_entry["kind"]]),
         script:
             "../scripts/experiment_job.py"
 
@@ -293,7 +293,7 @@ for (_paper, _fig), _entry in MEAN_FIGURES.items():
             **res("render"),
         params:
             **experiment_figure_params(_paper, _fig, _entry, UNAVAILABLE),
-            code=code("experiment_figure.py"),
+            code=kind_code("experiment_figure.py", KINDS[_entry["kind"]]),
             declarations=declarations(_paper, _fig),
         script:
             "../scripts/experiment_figure.py"
@@ -324,7 +324,10 @@ if NOTHING_TO_COMPUTE:
                 }
                 for p, f in NOTHING_TO_COMPUTE
             ],
-            code=code("experiment_figure.py"),
+            code=[
+                kind_code("experiment_figure.py", KINDS[k])
+                for k in sorted({MEAN_FIGURES[f]["kind"] for f in NOTHING_TO_COMPUTE})
+            ],
             declarations=[declarations(p, f) for p, f in NOTHING_TO_COMPUTE],
         script:
             "../scripts/experiment_figure.py"

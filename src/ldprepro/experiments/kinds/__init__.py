@@ -36,10 +36,11 @@ draws) and paper 004 (``joint_distribution``: a job per experiment feeds two fig
 template creates their jobs and renders, named by their spec (``job_rule``, ``render_rule``); their
 modules, in the paper's folder, keep their own job and render functions behind the contract.
 
-Adding a kind is one module (the three functions above) plus its line in :data:`KINDS` (and its
-name in :func:`_named_for_the_code_fingerprint`) and its entry schema
-(``workflow/schemas/config.schema.yaml``, ``$defs/<schema>``); tests/test_kinds.py checks that every
-kind has both and that the schema's ``kind`` enum is this registry.
+Adding a kind is one module (the three functions above) plus its line in :data:`KINDS`, whose
+``schema`` names the entry's schema fragment (``$defs/<schema>`` of
+``workflow/schemas/config.schema.yaml``, with the kind's name in its ``kind`` enum); tests/test_kinds.py
+checks that every kind has both. The rules fingerprint a kind's module by name (their ``code`` param,
+``ldprepro.pipeline.parse.module_hash``): editing it reruns that kind's jobs and renders only.
 """
 
 from __future__ import annotations
@@ -157,9 +158,8 @@ SHAPES = ("mechanisms", "in_render", "experiment")
 #: Kinds bound to one paper's config entry or section, each with its own job shape and computation
 #: (the issue's "a job that feeds two figures or computes and draws in one job keeps its own job
 #: function behind the contract"). A figure entry cannot name them: their config is their paper's.
-#: Their modules live in the paper's folder (``ldprepro.papers.<key>``) and are fingerprinted by their
-#: rules' ``code`` param (``ldprepro.pipeline.parse.module_hash``), not by
-#: :func:`_named_for_the_code_fingerprint` (this layer imports no paper).
+#: Their modules live in the paper's folder (``ldprepro.papers.<key>``) and are fingerprinted, as every
+#: kind's, by their rules' ``code`` param (``ldprepro.pipeline.parse.module_hash``).
 PAPER_KINDS: dict[str, KindSpec] = {
     "variance_curve": KindSpec(
         "variance_curve",
@@ -224,14 +224,6 @@ def get_kind(name: str) -> KindSpec:
 def load(name: str) -> ModuleType:
     """The module implementing a kind (its run_job, grid and plot; a paper kind's, what its shape runs)."""
     return importlib.import_module(get_kind(name).module)
-
-
-def _named_for_the_code_fingerprint() -> None:
-    """Never called. :func:`load` imports a kind's module by name, which the workflow's code
-    fingerprint of a job (``ldprepro.pipeline.parse.code_hash``: it follows the import statements)
-    cannot see; this import names every kind's module, so that editing one reruns the jobs and
-    renders that may run it. tests/test_kinds.py checks that it names every kind of :data:`KINDS`."""
-    from ldprepro.experiments.kinds import frequency, histogram, mean, sgd, variance  # noqa: F401
 
 
 def entry_problems(entry: dict, key: str) -> list[str]:
