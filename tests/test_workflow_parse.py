@@ -161,10 +161,15 @@ def _package_copy(tmp_path) -> Path:
     return dest
 
 
-def _hashes(src: Path, scripts: list[str]) -> dict:
+def _hashes(src: Path, scripts: list[str], kind: str | None = None) -> dict:
+    """code_hash of each script in the package copy ``src``; with ``kind``, each script's as the
+    experiment template fingerprints it (common.smk kind_code: plus parse.module_hash of the kind's
+    module, which the script loads by name)."""
+    module = f"ldprepro.experiments.kinds.{kind}" if kind else None
     code = (
-        "import json, sys; from ldprepro.pipeline.parse import code_hash; "
-        f"print(json.dumps({{s: code_hash(s) for s in {scripts!r}}}))"
+        "import json, sys; from ldprepro.pipeline.parse import code_hash, module_hash; "
+        f"m = {module!r}; "
+        f"print(json.dumps({{s: code_hash(s) + (module_hash(m) if m else '') for s in {scripts!r}}}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -177,19 +182,22 @@ def _hashes(src: Path, scripts: list[str]) -> dict:
 
 
 def test_code_hash_follows_the_modules_a_script_imports(tmp_path):
+    """A job's fingerprint is its script's imports plus, for a kind's job, its kind's module and
+    what that imports (the script loads the kind by name: kind_code in common.smk)."""
     scripts = [
         str(REPO / "workflow/scripts" / s) for s in ("experiment_job.py", "data_synthetic.py", "experiment_figure.py")
     ]
     files = {s: {p.name for p in pipeline.code_files(s)} for s in scripts}
-    assert {"piecewise.py", "mean_figures.py", "sgd.py", "seeding.py"} <= files[scripts[0]]
+    kind_files = {p.name for p in pipeline.code_files(REPO / "src/ldprepro/experiments/kinds/mean.py")}
+    assert {"piecewise.py", "mean_figures.py", "seeding.py"} <= kind_files
+    assert {"jobsetup.py", "results.py"} <= files[scripts[0]]
     assert "piecewise.py" not in files[scripts[1]]
     src = _package_copy(tmp_path)
-    before = _hashes(src, scripts)
+    before, synthetic = _hashes(src, scripts[:1], kind="mean"), _hashes(src, scripts[1:2])
     with open(src / "ldprepro/domain/mechanisms/piecewise.py", "a") as fh:
         fh.write("\n# an edit\n")
-    after = _hashes(src, scripts)
-    assert before[scripts[0]] != after[scripts[0]]  # the mean/SGD jobs run PM
-    assert before[scripts[1]] == after[scripts[1]]  # synthetic data does not
+    assert _hashes(src, scripts[:1], kind="mean") != before  # the mean jobs run PM
+    assert _hashes(src, scripts[1:2]) == synthetic  # synthetic data does not
 
 
 def test_an_edit_of_the_job_harness_reruns_no_job(tmp_path):
