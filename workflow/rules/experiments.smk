@@ -97,14 +97,9 @@ for (_paper, _fig), (_spec, _entry) in PAPER_KIND_FIGURES.items():
             input:
                 **figure_report_inputs(_paper, _fig),
             output:
-                **figure_report_outputs(_paper, _fig),
+                # a render's outputs without a summary table (the job's rows are the figure's own)
+                **{k: v for k, v in experiment_figure_outputs(_paper, _fig).items() if k != "summary"},
                 results=f"results/{_paper}/{_fig}/{_entry['mechanism']}.parquet",
-                claims=f"results/{_paper}/{_fig}/claims.parquet",
-                claim_points=f"results/{_paper}/{_fig}/claim_points.parquet",
-                png=report_if_built(
-                    f"figures/{_paper}/{_fig}.png", caption=figure_caption(_paper, _fig), category=_paper
-                ),
-                svg=f"figures/{_paper}/{_fig}.svg",
             log:
                 f"logs/{_paper}/{_fig}/figure.log",
             conda:
